@@ -1,0 +1,342 @@
+/**
+ * The client: push, bulk push and scheduling, with Sidekiq's wire behaviour
+ * (`Client#atomic_push`): `SADD queues` + `LPUSH queue:<q>` in one MULTI, or
+ * `ZADD schedule` scored by run time. Every check (schema, JSON safety, size)
+ * happens before anything is written, so a rejected push writes nothing.
+ *
+ * @module
+ */
+import { ConfigError, PayloadError } from "./errors.ts";
+import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
+import { keys, type Keys } from "./keys.ts";
+import { assertJsonSafe, describe, type JobPayload, newJids, serializePayload, type TimeFormat, wireTime } from "./payload.ts";
+import type { Command, Transport } from "./transport/transport.ts";
+
+/** What a client middleware sees besides the payload. */
+export interface ClientMiddlewareContext {
+  /** The queue the job is going to. */
+  readonly queue: string;
+  /** The job definition, when pushed by definition rather than by name. */
+  readonly job: AnyJob | undefined;
+  /** The transport, for middleware that needs Redis (unique jobs, say). */
+  readonly transport: Transport;
+}
+
+/**
+ * Sidekiq-style client middleware. Call `next()` to continue (optionally
+ * with a replacement payload); return without calling it to stop the push,
+ * which then returns `null` instead of a jid.
+ *
+ * @example
+ * ```ts
+ * const addTenant: ClientMiddleware = (payload, _ctx, next) => {
+ *   payload.tenant = currentTenant();
+ *   return next();
+ * };
+ * ```
+ */
+export type ClientMiddleware = (
+  payload: JobPayload,
+  ctx: ClientMiddlewareContext,
+  next: (payload?: JobPayload) => Promise<void>,
+) => unknown;
+
+/** Options for {@link createClient}. */
+export interface ClientOptions {
+  /** The Redis transport. */
+  transport: Transport;
+  /** Key namespace; none by default, as Ruby Sidekiq. */
+  prefix?: string;
+  /** Client middleware, outermost first. */
+  middleware?: readonly ClientMiddleware[];
+  /** `"seconds"` (Sidekiq 7 floats, the default) or `"millis"` (Sidekiq 8 integers). */
+  timeFormat?: TimeFormat;
+  /** Largest serialised payload accepted, in bytes; default 512 KiB. */
+  maxPayloadBytes?: number;
+  /** Jobs per round trip in `pushBulk`; default 1,000. */
+  bulkBatchSize?: number;
+}
+
+/** Options for {@link Client.pushBulk}. */
+export interface BulkPushOptions extends Omit<PushOptions, "at"> {
+  /** One time for all, or one per job. */
+  at?: Date | number | ReadonlyArray<Date | number>;
+  /** Jobs per round trip; default the client's `bulkBatchSize`. */
+  batchSize?: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Pushes jobs. Bound to one transport; make as many as you like.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ transport: ioredisTransport({ url: "redis://localhost:6379" }) });
+ * const jid = await client.push(HardJob, ["bob", 5]);
+ * await client.push(HardJob, ["later", 1], { in: 60 });
+ * await client.push("RubyOnlyJob", [1, 2], { queue: "critical" }); // by class name
+ * const jids = await client.pushBulk(HardJob, [["a", 1], ["b", 2]]);
+ * ```
+ */
+export class Client implements JobPusher {
+  #transport: Transport;
+  #keys: Keys;
+  #middleware: readonly ClientMiddleware[];
+  #format: TimeFormat;
+  #maxBytes: number;
+  #batchSize: number;
+
+  constructor(options: ClientOptions) {
+    if (!options?.transport) throw new ConfigError("Cannot create client as 'transport' is required");
+    this.#transport = options.transport;
+    this.#keys = keys(options.prefix);
+    this.#middleware = options.middleware ?? [];
+    this.#format = options.timeFormat ?? "seconds";
+    if (this.#format !== "seconds" && this.#format !== "millis") {
+      throw new ConfigError(`Cannot create client as 'timeFormat' must be "seconds" or "millis": current value is ${describe(this.#format)}`);
+    }
+    this.#maxBytes = positiveInt("maxPayloadBytes", options.maxPayloadBytes ?? 512 * 1024);
+    this.#batchSize = positiveInt("bulkBatchSize", options.bulkBatchSize ?? 1000);
+  }
+
+  /** The transport this client writes to. */
+  get transport(): Transport {
+    return this.#transport;
+  }
+
+  /** The key names this client uses. */
+  get keys(): Keys {
+    return this.#keys;
+  }
+
+  /** The time format payloads are written in. */
+  get timeFormat(): TimeFormat {
+    return this.#format;
+  }
+
+  /**
+   * Pushes one job. Returns its jid, or `null` if a middleware stopped it.
+   *
+   * @example
+   * ```ts
+   * await client.push(HardJob, ["bob", 5], { queue: "critical", in: 30 });
+   * ```
+   */
+  async push<In extends unknown[]>(
+    job: Job<In, unknown[]> | AnyJob | string,
+    args: In | readonly unknown[],
+    options: PushOptions = {},
+  ): Promise<string | null> {
+    const [jid] = await this.#pushMany(job, [args], options, 1);
+    return jid;
+  }
+
+  /**
+   * Pushes many jobs of one class, one round trip per batch. Returns the jids
+   * in order (`null` where a middleware stopped a job).
+   *
+   * @example
+   * ```ts
+   * const jids = await client.pushBulk(HardJob, [["a", 1], ["b", 2]], { queue: "bulk" });
+   * ```
+   */
+  pushBulk<In extends unknown[]>(
+    job: Job<In, unknown[]> | AnyJob | string,
+    argsList: ReadonlyArray<In | readonly unknown[]>,
+    options: BulkPushOptions = {},
+  ): Promise<(string | null)[]> {
+    if (!Array.isArray(argsList)) {
+      throw new PayloadError(`Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`);
+    }
+    if (Array.isArray(options.at) && options.at.length !== argsList.length) {
+      throw new PayloadError(
+        `Cannot push jobs as 'at' must have one time per job: ${options.at.length} times for ${argsList.length} jobs`,
+      );
+    }
+    return this.#pushMany(job, argsList, options, options.batchSize ?? this.#batchSize);
+  }
+
+  async #pushMany(
+    jobOrName: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options: BulkPushOptions,
+    batchSize: number,
+  ): Promise<(string | null)[]> {
+    const job = typeof jobOrName === "string" ? undefined : jobOrName;
+    const className = typeof jobOrName === "string" ? jobOrName : jobOrName?.name;
+    if (typeof className !== "string" || className === "") {
+      throw new PayloadError(`Cannot push job as the job must be a defineJob() result or a class name: current value is ${describe(jobOrName)}`);
+    }
+    const queue = options.queue ?? job?.options.queue ?? "default";
+    if (typeof queue !== "string" || !/^[^\s,]+$/.test(queue)) {
+      throw new PayloadError(`Cannot push job as 'queue' must be a non-empty string without spaces or commas: current value is ${describe(queue)}`);
+    }
+    const retry = options.retry ?? job?.options.retry ?? true;
+    if (typeof retry !== "boolean" && !(Number.isInteger(retry) && retry >= 0)) {
+      throw new PayloadError(`Cannot push job as 'retry' must be >= 0: current value is ${describe(retry)}`);
+    }
+    const nowMs = Date.now();
+    const runAt = Array.isArray(options.at)
+      ? options.at.map((at) => resolveRunAt(at, undefined, nowMs))
+      : resolveRunAt(options.at as Date | number | undefined, options.in, nowMs);
+
+    // Phase 1: validate and build every payload; nothing touches Redis yet.
+    const jids = newJids(argsList.length);
+    const base = this.#base(job, className, queue, retry, options.extra);
+    const created = wireTime(nowMs, this.#format);
+    const payloads: (JobPayload | null)[] = new Array(argsList.length);
+    for (let i = 0; i < argsList.length; i++) {
+      const args = argsList[i];
+      if (!Array.isArray(args)) {
+        throw new PayloadError(`Cannot push job as args must be an array: current value is ${describe(args)}`);
+      }
+      if (job?.schema) {
+        const checked = validateArgs(job, args);
+        if (checked instanceof Promise) await checked;
+      }
+      assertJsonSafe(args, "args");
+      const payload = { ...base, args: args as unknown[], jid: jids[i], created_at: created } as JobPayload;
+      payloads[i] = this.#middleware.length ? await this.applyMiddleware(payload, job) : payload;
+    }
+
+    // Phase 2: serialise and size-check all, then write. Each batch is one
+    // MULTI, so a queue never has its SADD without its LPUSH.
+    const enqueuedAt = wireTime(nowMs, this.#format);
+    const immediate = new Map<string, string[]>();
+    const scheduled: (string | number)[] = [];
+    for (let i = 0; i < payloads.length; i++) {
+      const payload = payloads[i];
+      if (!payload) continue;
+      const at = Array.isArray(runAt) ? runAt[i] : runAt;
+      if (at !== undefined) {
+        scheduled.push(at / 1000, this.#serialize(payload));
+      } else {
+        payload.enqueued_at = enqueuedAt;
+        const list = immediate.get(payload.queue);
+        if (list) list.push(this.#serialize(payload));
+        else immediate.set(payload.queue, [this.#serialize(payload)]);
+      }
+    }
+    const batches: Command[][] = [];
+    for (const [q, list] of immediate) {
+      for (let i = 0; i < list.length; i += batchSize) {
+        batches.push([["SADD", this.#keys.queues, q], ["LPUSH", this.#keys.queue(q), ...list.slice(i, i + batchSize)]]);
+      }
+    }
+    for (let i = 0; i < scheduled.length; i += batchSize * 2) {
+      batches.push([["ZADD", this.#keys.schedule, ...scheduled.slice(i, i + batchSize * 2)]]);
+    }
+    // Batches go out together: the transport pipelines them on one connection.
+    await Promise.all(batches.map((batch) => this.#transport.pipeline(batch, { atomic: true })));
+    return payloads.map((p) => (p ? p.jid : null));
+  }
+
+  #base(
+    job: AnyJob | undefined,
+    className: string,
+    queue: string,
+    retry: boolean | number,
+    extra: Record<string, unknown> | undefined,
+  ): Omit<JobPayload, "args" | "jid"> {
+    const o = job?.options ?? {};
+    const base: Omit<JobPayload, "args" | "jid"> = { class: className, queue, retry };
+    if (o.retryQueue !== undefined) base.retry_queue = o.retryQueue;
+    if (o.retryFor !== undefined) base.retry_for = o.retryFor;
+    if (o.dead !== undefined) base.dead = o.dead;
+    if (o.backtrace !== undefined) base.backtrace = o.backtrace;
+    if (o.tags !== undefined) base.tags = [...o.tags];
+    if (extra) {
+      assertJsonSafe(extra, "extra");
+      Object.assign(base, extra);
+    }
+    return base;
+  }
+
+  #serialize(payload: JobPayload): string {
+    const json = serializePayload(payload, this.#format);
+    // Byte length only matters near the limit; string length bounds it from below.
+    if (json.length * 3 > this.#maxBytes) {
+      const bytes = encoder.encode(json).length;
+      if (bytes > this.#maxBytes) {
+        throw new PayloadError(
+          `Cannot push job ${payload.class} as its payload is ${bytes} bytes: the limit is ${this.#maxBytes} (maxPayloadBytes)`,
+        );
+      }
+    }
+    return json;
+  }
+
+  /**
+   * Runs the client middleware over a payload, as every push does; the
+   * poller uses it when it moves scheduled jobs to their queues. Resolves to
+   * the payload to write, or `null` if a middleware stopped it.
+   */
+  async applyMiddleware(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
+    if (this.#middleware.length === 0) return payload;
+    const ctx: ClientMiddlewareContext = { queue: payload.queue, job, transport: this.#transport };
+    let final: JobPayload | null = null;
+    const step = async (index: number, current: JobPayload): Promise<void> => {
+      if (index === this.#middleware.length) {
+        final = current;
+        return;
+      }
+      await this.#middleware[index](current, ctx, (next) => step(index + 1, next ?? current));
+    };
+    await step(0, payload);
+    if (final) assertJsonSafe((final as JobPayload).args, "args");
+    return final;
+  }
+}
+
+/**
+ * Creates a {@link Client}.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ transport: memoryTransport() });
+ * ```
+ */
+export function createClient(options: ClientOptions): Client {
+  return new Client(options);
+}
+
+/**
+ * Turns `at` / `in` into epoch milliseconds, or undefined for "now".
+ * Sidekiq's rule: a number below 1e9 is an interval, not a time, and a time
+ * at or before now means now.
+ *
+ * @example
+ * ```ts
+ * resolveRunAt(undefined, 60, Date.now()); // one minute from now, in ms
+ * resolveRunAt(5, undefined, Date.now());  // 5 s from now (below 1e9)
+ * ```
+ */
+export function resolveRunAt(at: Date | number | undefined, inSeconds: number | undefined, nowMs: number): number | undefined {
+  let ms: number | undefined;
+  if (at !== undefined && inSeconds !== undefined) {
+    throw new PayloadError("Cannot push job as 'at' and 'in' are both set: give one");
+  }
+  if (at instanceof Date) {
+    ms = at.getTime();
+    if (Number.isNaN(ms)) throw new PayloadError("Cannot push job as 'at' is an invalid Date");
+  } else if (at !== undefined) {
+    if (typeof at !== "number" || !Number.isFinite(at)) {
+      throw new PayloadError(`Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describe(at)}`);
+    }
+    ms = at < 1e9 ? nowMs + at * 1000 : at * 1000;
+  } else if (inSeconds !== undefined) {
+    if (typeof inSeconds !== "number" || !Number.isFinite(inSeconds)) {
+      throw new PayloadError(`Cannot push job as 'in' must be a number of seconds: current value is ${describe(inSeconds)}`);
+    }
+    ms = nowMs + inSeconds * 1000;
+  }
+  return ms !== undefined && ms > nowMs ? ms : undefined;
+}
+
+function positiveInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new ConfigError(`Cannot create client as '${name}' must be a whole number > 0: current value is ${describe(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,37 @@
+/**
+ * Deno: `Deno.addSignalListener`, `Deno.hostname`, `Deno.memoryUsage`.
+ *
+ * @module
+ */
+import type { Runtime, SignalName } from "./runtime.ts";
+
+/** Builds the runtime for Deno. */
+export function denoRuntime(): Runtime {
+  // deno-lint-ignore no-explicit-any
+  const D = (globalThis as any).Deno;
+  const encoder = new TextEncoder();
+  const safe = <T>(fn: () => T, fallback: T): T => {
+    try {
+      return fn();
+    } catch {
+      return fallback; // no --allow-env / --allow-sys: degrade, do not crash
+    }
+  };
+  return {
+    key: "deno",
+    pid: D.pid,
+    env: (name) => safe(() => D.env.get(name), undefined),
+    hostname: () => safe(() => D.hostname(), "localhost"),
+    rss: () => safe(() => D.memoryUsage().rss, undefined),
+    onSignal(name: SignalName, handler: () => void) {
+      try {
+        D.addSignalListener(name, handler);
+      } catch {
+        return () => {}; // unsupported signal on this OS (e.g. Windows)
+      }
+      return () => D.removeSignalListener(name, handler);
+    },
+    exit: (code) => D.exit(code),
+    writeErr: (line) => D.stderr.writeSync(encoder.encode(line + "\n")),
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * Node and Bun: both expose `process`; Bun implements Node's API.
+ *
+ * @module
+ */
+import type { Runtime, SignalName } from "./runtime.ts";
+
+/** Builds the runtime for Node or Bun. */
+export function nodeRuntime(key: "node" | "bun"): Runtime {
+  // deno-lint-ignore no-explicit-any
+  const proc = (globalThis as any).process;
+  // getBuiltinModule (Node >= 20.16, Bun) avoids a static `node:os` import,
+  // which would break bundling this file for the edge.
+  const os = proc.getBuiltinModule?.("node:os");
+  return {
+    key,
+    pid: proc.pid,
+    env: (name) => proc.env[name],
+    hostname: () => os?.hostname?.() ?? proc.env.HOSTNAME ?? "localhost",
+    rss: () => proc.memoryUsage?.rss?.() ?? proc.memoryUsage?.().rss,
+    onSignal(name: SignalName, handler: () => void) {
+      proc.on(name, handler);
+      return () => proc.off(name, handler);
+    },
+    exit: (code) => proc.exit(code),
+    writeErr: (line) => proc.stderr.write(line + "\n"),
+  };
+}

@@ -1,0 +1,276 @@
+/**
+ * A capsule: a named set of queues with a concurrency. It holds one fetcher
+ * and `concurrency` processors: async loops sharing the fetcher, none with a
+ * Redis connection of its own.
+ *
+ * The fetcher keeps a small buffer (the prefetch) topped up: it fetches when
+ * a processor is waiting with nothing buffered, or when enough slots have
+ * freed up to make a batch worth a round trip, and every fetch carries the
+ * acks of the jobs finished since the last one.
+ *
+ * @module
+ */
+import type { Logger } from "../logger.ts";
+import type { Fetcher, UnitOfWork } from "./fetch.ts";
+import { processUnit, type ProcessorDeps } from "./processor.ts";
+
+/** A job being worked on, as the heartbeat's work hash shows it. */
+export interface BusyUnit {
+  readonly unit: UnitOfWork;
+  /** Epoch ms when it started. */
+  readonly startedAt: number;
+}
+
+/** Options for {@link Capsule}. */
+export interface CapsuleOptions {
+  name: string;
+  concurrency: number;
+  /** Jobs held ready beyond the running ones; default `concurrency`. */
+  prefetch: number;
+  fetcher: Fetcher;
+  deps: Omit<ProcessorDeps, "signal">;
+  logger: Logger;
+  /** Longest idle back-off for non-blocking (HTTP) transports, ms. */
+  pollMaxMs: number;
+  /** Called with errors the capsule survives (fetch failures, processor crashes). */
+  onError: (error: unknown, context: Record<string, unknown>) => void;
+}
+
+/** Lifecycle states. */
+export type CapsuleState = "new" | "running" | "quiet" | "stopped";
+
+/**
+ * Runs one capsule's fetcher and processors.
+ *
+ * @example
+ * ```ts
+ * const capsule = new Capsule({ name: "default", concurrency: 10, prefetch: 10, fetcher, deps, logger, pollMaxMs: 5000, onError });
+ * capsule.start();
+ * await capsule.quiet();
+ * await capsule.stop(25_000);
+ * ```
+ */
+export class Capsule {
+  readonly name: string;
+  readonly concurrency: number;
+  #o: CapsuleOptions;
+  #abort = new AbortController();
+  #state: CapsuleState = "new";
+  #buffer: UnitOfWork[] = [];
+  #busy = new Map<number, BusyUnit>();
+  #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
+  #wakeFetcher: (() => void) | undefined;
+  #fetchLoop: Promise<void> = Promise.resolve();
+  #processors: Promise<void>[] = [];
+  #settled: Array<() => void> = [];
+  #nextSlot = 0;
+  #sleepTimer: ReturnType<typeof setTimeout> | undefined;
+  #abandoned = new Set<UnitOfWork>();
+  #sleepResolve: (() => void) | undefined;
+
+  constructor(options: CapsuleOptions) {
+    this.#o = options;
+    this.name = options.name;
+    this.concurrency = options.concurrency;
+  }
+
+  /** The capsule's state. */
+  get state(): CapsuleState {
+    return this.#state;
+  }
+
+  /** The jobs running now. */
+  get busy(): ReadonlyMap<number, BusyUnit> {
+    return this.#busy;
+  }
+
+  /** The signal every running job's `ctx.signal` is; aborted at hard shutdown. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** The fetcher. */
+  get fetcher(): Fetcher {
+    return this.#o.fetcher;
+  }
+
+  /** Starts the fetcher and the processors. */
+  start(): void {
+    if (this.#state !== "new") return;
+    this.#state = "running";
+    const deps: ProcessorDeps = { ...this.#o.deps, signal: this.#abort.signal };
+    for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps));
+    this.#fetchLoop = this.#fetch();
+  }
+
+  /**
+   * Stops fetching. Jobs already running finish; jobs fetched but not
+   * started go straight back to their queues for other processes.
+   */
+  async quiet(): Promise<void> {
+    if (this.#state !== "running") return;
+    this.#state = "quiet";
+    this.#wake();
+    clearTimeout(this.#sleepTimer);
+    this.#sleepResolve?.();
+    await this.#fetchLoop;
+    const unstarted = this.#buffer.splice(0);
+    for (const resolve of this.#waiting.splice(0)) resolve(undefined);
+    if (unstarted.length) await this.#safely(() => this.#o.fetcher.requeue(unstarted), "requeue prefetched jobs");
+    await this.#safely(() => this.#o.fetcher.flush(), "flush acks");
+  }
+
+  /**
+   * Quiets, waits up to `timeoutMs` for running jobs, then shuts down hard:
+   * aborts `ctx.signal`, waits up to `graceMs` more, and puts every job still
+   * running back on its queue atomically. A job that still finishes after
+   * that is acknowledged, which also removes its requeued copy (seed 004).
+   */
+  async stop(timeoutMs: number, graceMs = 3000): Promise<void> {
+    if (this.#state === "stopped") return;
+    await this.quiet();
+    if (!(await this.#idleWithin(timeoutMs))) {
+      this.#o.logger.warn("hard shutdown: aborting jobs still running", { capsule: this.name, busy: this.#busy.size });
+      this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
+      if (!(await this.#idleWithin(graceMs))) await this.requeueBusy();
+    }
+    await this.#safely(() => this.#o.fetcher.flush(), "flush acks");
+    this.#state = "stopped";
+    for (const resolve of this.#waiting.splice(0)) resolve(undefined);
+  }
+
+  /**
+   * Puts every running job back on its queue (hard shutdown, or a serverless
+   * budget running out). They are marked abandoned: if one still finishes,
+   * its ack removes the requeued copy.
+   */
+  async requeueBusy(): Promise<number> {
+    const units = [...this.#busy.values()].map((b) => b.unit);
+    if (units.length === 0) return 0;
+    for (const u of units) this.#abandoned.add(u);
+    const n = await this.#o.fetcher.requeue(units);
+    this.#o.logger.warn("requeued unfinished jobs", { capsule: this.name, count: n });
+    // A job finishing inside the requeue round trip is acked now, which takes
+    // its requeued copy back off the queue.
+    await this.#idleWithin(Math.min(500, this.#busy.size ? 500 : 0));
+    await this.#safely(() => this.#o.fetcher.flush(), "flush acks");
+    return n;
+  }
+
+  /** Resolves true once nothing runs, or false after `ms`. */
+  #idleWithin(ms: number): Promise<boolean> {
+    if (this.#busy.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#settled = this.#settled.filter((f) => f !== check);
+        resolve(false);
+      }, ms);
+      const check = () => {
+        if (this.#busy.size > 0) return;
+        clearTimeout(timer);
+        this.#settled = this.#settled.filter((f) => f !== check);
+        resolve(true);
+      };
+      this.#settled.push(check);
+    });
+  }
+
+  async #processor(deps: ProcessorDeps): Promise<void> {
+    for (;;) {
+      const unit = await this.#next();
+      if (!unit) return;
+      const slot = this.#nextSlot++;
+      this.#busy.set(slot, { unit, startedAt: Date.now() });
+      try {
+        const outcome = await processUnit(deps, unit);
+        if (outcome === "ack") this.#o.fetcher.ack(unit);
+      } catch (error) {
+        // Sidekiq's processor_result: an error outside the job's own failure
+        // path (a Redis outage while burying, say) must not kill the slot.
+        // The job stays unacknowledged; reliable fetch recovers it.
+        this.#o.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
+      } finally {
+        this.#busy.delete(slot);
+        if (this.#abandoned.delete(unit) && this.#o.fetcher.pendingAcks > 0) {
+          void this.#safely(() => this.#o.fetcher.flush(), "flush acks");
+        }
+        for (const check of this.#settled.slice()) check();
+        this.#wake();
+      }
+    }
+  }
+
+  #next(): Promise<UnitOfWork | undefined> {
+    const unit = this.#buffer.shift();
+    if (unit) {
+      if (this.#buffer.length < this.#waiting.length + this.#lowWater()) this.#wake();
+      return Promise.resolve(unit);
+    }
+    if (this.#state !== "running") return Promise.resolve(undefined);
+    this.#wake();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #lowWater(): number {
+    return Math.max(1, Math.floor(this.#o.prefetch / 2));
+  }
+
+  #wake(): void {
+    const wake = this.#wakeFetcher;
+    this.#wakeFetcher = undefined;
+    wake?.();
+  }
+
+  async #fetch(): Promise<void> {
+    const capacity = this.concurrency + this.#o.prefetch;
+    let backoff = 0;
+    while (this.#state === "running") {
+      const free = capacity - this.#busy.size - this.#buffer.length;
+      const starving = this.#waiting.length > 0 && this.#buffer.length === 0;
+      if (!starving && free < this.#lowWater()) {
+        await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+        continue;
+      }
+      let units: UnitOfWork[];
+      try {
+        // Block only when every processor is idle-waiting; otherwise running
+        // jobs' acks and fresh work are picked up by the next loop turn.
+        units = await this.#o.fetcher.take(free, starving);
+      } catch (error) {
+        this.#o.onError(error, { context: "fetch", capsule: this.name });
+        await this.#sleep(1000);
+        continue;
+      }
+      if (units.length === 0) {
+        if (!this.#o.deps.transport.blocking) {
+          backoff = Math.min(this.#o.pollMaxMs, backoff ? backoff * 2 : 50);
+          await this.#sleep(backoff);
+        } else if (!starving) {
+          await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+        }
+        continue;
+      }
+      backoff = 0;
+      for (const unit of units) {
+        const waiter = this.#waiting.shift();
+        if (waiter) waiter(unit);
+        else this.#buffer.push(unit);
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#sleepResolve = resolve;
+      this.#sleepTimer = setTimeout(resolve, ms);
+    });
+  }
+
+  async #safely(fn: () => Promise<unknown>, what: string): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      this.#o.onError(error, { context: what, capsule: this.name });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Server middleware, Sidekiq's shape: `(job, payload, queue, next)`. Call
+ * `next()` to run the rest of the chain and the job; return without calling
+ * it to skip the job (it is acknowledged and counts as processed).
+ *
+ * @module
+ */
+import type { AnyJob } from "../job.ts";
+import type { JobPayload } from "../payload.ts";
+
+/**
+ * One server middleware.
+ *
+ * @example
+ * ```ts
+ * const timing: ServerMiddleware = async (job, payload, queue, next) => {
+ *   const t = performance.now();
+ *   await next();
+ *   metrics.observe(job.name, performance.now() - t);
+ * };
+ * ```
+ */
+export type ServerMiddleware = (
+  job: AnyJob,
+  payload: JobPayload,
+  queue: string,
+  next: () => Promise<void>,
+) => unknown;
+
+/**
+ * Runs `chain` around `run`.
+ *
+ * @example
+ * ```ts
+ * await runServerMiddleware([timing], { job, payload, queue }, () => job.perform(ctx, ...args));
+ * ```
+ */
+export async function runServerMiddleware(
+  chain: readonly ServerMiddleware[],
+  target: { job: AnyJob; payload: JobPayload; queue: string },
+  run: () => unknown,
+): Promise<void> {
+  if (chain.length === 0) {
+    await run();
+    return;
+  }
+  const step = async (index: number): Promise<void> => {
+    if (index === chain.length) {
+      await run();
+      return;
+    }
+    await chain[index](target.job, target.payload, target.queue, () => step(index + 1));
+  };
+  await step(0);
+}

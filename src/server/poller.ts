@@ -1,0 +1,207 @@
+/**
+ * The scheduled poller: moves due jobs from `schedule` and `retry` to their
+ * queues, prunes dead processes, and recovers orphaned in-flight jobs.
+ *
+ * Timing is Sidekiq's. The interval scales with the number of processes, so
+ * the whole cluster polls about once per `averageScheduledPollInterval`
+ * seconds however many processes there are; each waits a random time around
+ * that average so they do not all poll in step.
+ *
+ * @module
+ */
+import type { Client } from "../client.ts";
+import type { Keys } from "../keys.ts";
+import type { Logger } from "../logger.ts";
+import { parsePayload, serializePayload, wireTime } from "../payload.ts";
+import { PROMOTE } from "../scripts/promote.ts";
+import type { RedisArg, Transport } from "../transport/transport.ts";
+import { recoverOrphans } from "./recovery.ts";
+
+/** What one poll did. */
+export interface PollResult {
+  /** Jobs moved from `schedule` and `retry` to their queues. */
+  promoted: number;
+  /** Dead process entries removed from `processes`. */
+  pruned: number;
+  /** Orphaned jobs put back on their queues. */
+  recovered: number;
+  /** Orphaned jobs buried as poison pills. */
+  poisoned: number;
+}
+
+/** Options for {@link Poller}. */
+export interface PollerOptions {
+  client: Client;
+  logger: Logger;
+  /** This process's identity, if it is a worker (its own lists are never recovered). */
+  identity?: string;
+  /** Average seconds between polls across the cluster; default 5. */
+  averageScheduledPollInterval?: number;
+  /** Fixed average for this process, in seconds; skips the initial wait. */
+  pollIntervalAverage?: number;
+  /** Due entries moved per round trip; default 100. */
+  batchSize?: number;
+  /** Recoveries before a job is buried; default 3. */
+  maxRecoveries?: number;
+  /** Receives each poison pill's raw payload, unparsed. */
+  onPoison?: (raw: string) => void;
+  onError?: (error: unknown, context: Record<string, unknown>) => void;
+  /** Seconds of the initial wait; default 10 + rand(5). */
+  initialWait?: number;
+}
+
+/**
+ * Polls on a jittered `setTimeout`, or once on demand (serverless cron).
+ *
+ * @example
+ * ```ts
+ * const poller = new Poller({ client, logger });
+ * const { promoted } = await poller.runOnce(); // from a cron trigger
+ * ```
+ */
+export class Poller {
+  #o: PollerOptions;
+  #k: Keys;
+  #transport: Transport;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<unknown> = Promise.resolve();
+  #stopped = true;
+
+  constructor(options: PollerOptions) {
+    this.#o = options;
+    this.#k = options.client.keys;
+    this.#transport = options.client.transport;
+  }
+
+  /** Starts polling on a timer. */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    const initial = this.#o.initialWait ?? (this.#o.pollIntervalAverage !== undefined ? 0 : 10);
+    this.#schedule((initial + 5 * Math.random()) * 1000);
+  }
+
+  /** Stops the timer and waits for a poll in progress. No handle stays open. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#running.catch(() => {});
+  }
+
+  /**
+   * One poll: promote due jobs, prune dead processes (once a minute across
+   * the cluster), recover orphans.
+   */
+  async runOnce(now: number = Date.now()): Promise<PollResult> {
+    const run = this.#poll(now);
+    this.#running = run;
+    return await run;
+  }
+
+  async #poll(now: number): Promise<PollResult> {
+    const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0 };
+    for (const set of [this.#k.retry, this.#k.schedule]) result.promoted += await this.promote(set, now);
+    const lock = await this.#transport.call("SET", this.#k.processCleanup, "1", "NX", "EX", 60);
+    if (lock === "OK") result.pruned = await this.#prune();
+    const recovery = await recoverOrphans({
+      transport: this.#transport,
+      keys: this.#k,
+      self: this.#o.identity,
+      maxRecoveries: this.#o.maxRecoveries,
+    });
+    result.recovered = recovery.requeued;
+    result.poisoned = recovery.poisoned.length;
+    for (const raw of recovery.poisoned) {
+      this.#o.logger.error("poison pill: job recovered too often, moved to the dead set", { raw: raw.slice(0, 200) });
+      try {
+        this.#o.onPoison?.(raw);
+      } catch (error) {
+        this.#o.onError?.(error, { context: "onPoison" });
+      }
+    }
+    if (result.recovered) this.#o.logger.warn("recovered orphaned jobs", { count: result.recovered });
+    return result;
+  }
+
+  /**
+   * Moves every entry of `set` due by `now` to its queue, a batch per two
+   * round trips: read the due entries, then one script moves them all.
+   */
+  async promote(set: string, now: number = Date.now()): Promise<number> {
+    const client = this.#o.client;
+    const batch = this.#o.batchSize ?? 100;
+    let total = 0;
+    for (;;) {
+      const due = (await this.#transport.call("ZRANGE", set, "-inf", now / 1000, "BYSCORE", "LIMIT", 0, batch)) as string[];
+      if (!due || due.length === 0) return total;
+      const queueIndex = new Map<string, number>();
+      const triples: RedisArg[] = [];
+      const enqueuedAt = wireTime(Date.now(), client.timeFormat);
+      for (const raw of due) {
+        let payload;
+        try {
+          payload = parsePayload(raw);
+        } catch (error) {
+          this.#o.logger.error("unreadable scheduled job moved to the dead set", { set, error: String(error) });
+          triples.push(raw, raw, 0);
+          continue;
+        }
+        payload.enqueued_at = enqueuedAt;
+        const rewritten = await client.applyMiddleware(payload);
+        if (!rewritten) {
+          triples.push(raw, raw, -1);
+          continue;
+        }
+        let index = queueIndex.get(rewritten.queue);
+        if (index === undefined) queueIndex.set(rewritten.queue, index = queueIndex.size + 1);
+        triples.push(raw, serializePayload(rewritten, client.timeFormat), index);
+      }
+      const names = [...queueIndex.keys()];
+      const moved = await this.#transport.script(
+        PROMOTE,
+        [set, this.#k.queues, this.#k.dead, ...names.map((q) => this.#k.queue(q))],
+        [names.length, ...names, now / 1000, ...triples],
+      );
+      total += moved;
+      if (due.length < batch) return total;
+    }
+  }
+
+  async #prune(): Promise<number> {
+    const members = (await this.#transport.call("SMEMBERS", this.#k.processes)) as string[];
+    if (!members?.length) return 0;
+    const infos = await this.#transport.pipeline(members.map((m) => ["HGET", this.#k.process(m), "info"] as const));
+    const dead = members.filter((_, i) => infos[i] === null);
+    if (dead.length) await this.#transport.call("SREM", this.#k.processes, ...dead);
+    return dead.length;
+  }
+
+  /** Sidekiq's `random_poll_interval`, in ms. */
+  async #interval(): Promise<number> {
+    if (this.#o.pollIntervalAverage !== undefined) {
+      return this.#o.pollIntervalAverage * (Math.random() + 0.5) * 1000;
+    }
+    const count = Math.max(1, Number(await this.#transport.call("SCARD", this.#k.processes)) || 1);
+    const interval = count * (this.#o.averageScheduledPollInterval ?? 5);
+    // With few processes a purely random wait would sometimes leave long
+    // gaps; adding half the interval keeps the cluster's poll rate even.
+    return (count < 10 ? interval * Math.random() + interval / 2 : interval * Math.random()) * 1000;
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(async () => {
+      this.#timer = undefined;
+      if (this.#stopped) return;
+      let next = 5000;
+      try {
+        await this.runOnce();
+        next = await this.#interval();
+      } catch (error) {
+        this.#o.onError?.(error, { context: "poller" });
+      }
+      this.#schedule(next);
+    }, ms);
+  }
+}

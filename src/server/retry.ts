@@ -1,0 +1,204 @@
+/**
+ * Sidekiq's JobRetry: what happens to a job whose `perform` threw.
+ *
+ * - `retry: false`: death handlers run, the job is dropped.
+ * - otherwise the payload gains `error_message` (<= 10,000 chars),
+ *   `error_class`, `retry_count` and `failed_at` / `retried_at`, and goes to
+ *   the `retry` set after `count**4 + 15 + rand(10) * (count + 1)` seconds,
+ *   or what the job's `retryIn` says (seconds, `"discard"`, `"kill"`);
+ * - past `retry` attempts (default 25) or `retry_for` seconds it is
+ *   exhausted: `retriesExhausted` may discard it, else it goes to `dead`
+ *   (unless `dead: false`) and death handlers run.
+ *
+ * The write is awaited before the job is acknowledged: if Redis refuses it,
+ * the job stays in the private list and recovery finds it (Sidekiq #4141).
+ *
+ * @module
+ */
+import type { AnyJob } from "../job.ts";
+import type { Keys } from "../keys.ts";
+import type { Logger } from "../logger.ts";
+import { type JobPayload, serializePayload, type TimeFormat, toEpochMs, wireTime } from "../payload.ts";
+import type { Command, Transport } from "../transport/transport.ts";
+import { backtraceLines, compressBacktrace } from "./backtrace.ts";
+
+/** Called when a job dies (exhausted, killed, or failed with `retry: false`). */
+export type DeathHandler = (job: JobPayload, error: unknown) => void | Promise<void>;
+
+/** Sidekiq's default retry count. */
+export const DEFAULT_MAX_RETRIES = 25;
+/** The dead set keeps at most this many jobs... */
+export const DEAD_MAX_JOBS = 10_000;
+/** ...for at most this long (seconds): six months. */
+export const DEAD_TIMEOUT_SECONDS = 180 * 24 * 60 * 60;
+
+/** What became of a failed job. */
+export type RetryOutcome = "retry" | "dead" | "discarded" | "dropped";
+
+/** Everything {@link JobRetry} needs. */
+export interface JobRetryOptions {
+  transport: Transport;
+  keys: Keys;
+  timeFormat: TimeFormat;
+  logger: Logger;
+  deathHandlers: readonly DeathHandler[];
+  /** Reports errors thrown by hooks and handlers. */
+  onError: (error: unknown, context: Record<string, unknown>) => void;
+  /** Replaceable for tests: a number in [0, 1). */
+  random?: () => number;
+}
+
+/**
+ * Applies Sidekiq's retry rules to a failed job.
+ *
+ * @example
+ * ```ts
+ * const retrier = new JobRetry({ transport, keys: keys(), timeFormat: "seconds", logger, deathHandlers: [], onError });
+ * await retrier.handle(job, payload, "default", error); // "retry"
+ * ```
+ */
+export class JobRetry {
+  #o: JobRetryOptions;
+  #random: () => number;
+
+  constructor(options: JobRetryOptions) {
+    this.#o = options;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Handles one failure; resolves once the outcome is durable in Redis. */
+  async handle(job: AnyJob | undefined, payload: JobPayload, queue: string, error: unknown): Promise<RetryOutcome> {
+    if (!payload.retry && payload.retry !== 0) {
+      await this.#runDeathHandlers(payload, error);
+      return "dropped";
+    }
+    const max = typeof payload.retry === "number" ? payload.retry : DEFAULT_MAX_RETRIES;
+    const nowMs = Date.now();
+    payload.queue = payload.retry_queue ?? queue;
+    payload.error_message = errorMessage(error);
+    payload.error_class = errorClass(error);
+    let count: number;
+    if (typeof payload.retry_count === "number") {
+      payload.retried_at = wireTime(nowMs, this.#o.timeFormat);
+      count = payload.retry_count += 1;
+    } else {
+      payload.failed_at = wireTime(nowMs, this.#o.timeFormat);
+      count = payload.retry_count = 0;
+    }
+    if (payload.backtrace) {
+      const lines = backtraceLines(error);
+      const kept = payload.backtrace === true ? lines : lines.slice(0, Number(payload.backtrace));
+      payload.error_backtrace = await compressBacktrace(kept);
+    }
+    const retryFor = typeof payload.retry_for === "number" ? payload.retry_for : undefined;
+    const exhausted = retryFor !== undefined
+      ? toEpochMs(payload.failed_at ?? wireTime(nowMs, this.#o.timeFormat)) + retryFor * 1000 < nowMs
+      : count >= max;
+    if (exhausted) return this.exhausted(job, payload, error);
+
+    const verdict = this.#delay(job, count, error, payload);
+    if (verdict === "discard") return "discarded";
+    if (verdict === "kill") return this.exhausted(job, payload, error);
+    const at = nowMs / 1000 + verdict;
+    await this.#o.transport.call("ZADD", this.#o.keys.retry, at, serializePayload(payload, this.#o.timeFormat));
+    return "retry";
+  }
+
+  /**
+   * Runs `retriesExhausted`, writes the job to the dead set (unless
+   * discarded or `dead: false`), then runs the death handlers.
+   */
+  async exhausted(job: AnyJob | undefined, payload: JobPayload, error: unknown): Promise<RetryOutcome> {
+    let verdict: unknown;
+    try {
+      verdict = await job?.options.retriesExhausted?.(payload, error);
+    } catch (hookError) {
+      this.#o.onError(hookError, { context: "retriesExhausted", jid: payload.jid });
+    }
+    if (verdict === "discard") return "discarded";
+    if (payload.dead !== false) await this.bury([serializePayload(payload, this.#o.timeFormat)]);
+    await this.#runDeathHandlers(payload, error);
+    return payload.dead === false ? "dropped" : "dead";
+  }
+
+  /**
+   * Adds raw jobs to the dead set and trims it by age and size, in one MULTI.
+   *
+   * @example
+   * ```ts
+   * await retrier.bury([rawJob]);
+   * ```
+   */
+  async bury(raws: readonly string[]): Promise<void> {
+    await this.#o.transport.pipeline(deadCommands(this.#o.keys, raws, Date.now() / 1000), { atomic: true });
+  }
+
+  #delay(job: AnyJob | undefined, count: number, error: unknown, payload: JobPayload): number | "discard" | "kill" {
+    const hook = job?.options.retryIn;
+    if (hook) {
+      try {
+        const rv = hook(count, error, payload);
+        if (rv === "discard" || rv === "kill") return rv;
+        if (typeof rv === "number" && Number.isFinite(rv) && rv >= 0) return rv;
+      } catch (hookError) {
+        this.#o.onError(hookError, { context: "retryIn", jid: payload.jid });
+      }
+    }
+    return count ** 4 + 15 + Math.floor(this.#random() * 10) * (count + 1);
+  }
+
+  async #runDeathHandlers(payload: JobPayload, error: unknown): Promise<void> {
+    for (const handler of this.#o.deathHandlers) {
+      try {
+        await handler(payload, error);
+      } catch (handlerError) {
+        this.#o.onError(handlerError, { context: "death handler", jid: payload.jid });
+      }
+    }
+  }
+}
+
+/**
+ * The MULTI that buries jobs: ZADD to `dead`, then trim by age (6 months)
+ * and size (10,000), as Sidekiq's `DeadSet#kill`.
+ *
+ * @example
+ * ```ts
+ * await transport.pipeline(deadCommands(keys(), [raw], Date.now() / 1000), { atomic: true });
+ * ```
+ */
+export function deadCommands(k: Keys, raws: readonly string[], nowSeconds: number): Command[] {
+  const zadd: (string | number)[] = [];
+  for (const raw of raws) zadd.push(nowSeconds, raw);
+  return [
+    ["ZADD", k.dead, ...zadd],
+    ["ZREMRANGEBYSCORE", k.dead, "-inf", nowSeconds - DEAD_TIMEOUT_SECONDS],
+    ["ZREMRANGEBYRANK", k.dead, 0, -(DEAD_MAX_JOBS + 1)],
+  ];
+}
+
+/**
+ * The error message as stored: at most 10,000 characters.
+ *
+ * @example
+ * ```ts
+ * errorMessage(new Error("boom")); // "boom"
+ * ```
+ */
+export function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.slice(0, 10_000);
+}
+
+/**
+ * The error's class name as stored (`error_class`).
+ *
+ * @example
+ * ```ts
+ * errorClass(new TypeError("x")); // "TypeError"
+ * ```
+ */
+export function errorClass(error: unknown): string {
+  if (error instanceof Error) return error.name && error.name !== "Error" ? error.name : error.constructor?.name || "Error";
+  return typeof error;
+}

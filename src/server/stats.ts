@@ -1,0 +1,55 @@
+/**
+ * Processed and failed counters, kept in memory and flushed as a few INCRBYs
+ * in the heartbeat's MULTI, never one round trip per job.
+ *
+ * @module
+ */
+import type { Keys } from "../keys.ts";
+import type { Command } from "../transport/transport.ts";
+
+/** Daily counters live five years, as Sidekiq's STATS_TTL. */
+const STATS_TTL = 5 * 365 * 24 * 60 * 60;
+
+/**
+ * In-memory job counters.
+ *
+ * @example
+ * ```ts
+ * const stats = new Stats();
+ * stats.processed++;
+ * const commands = stats.drain(keys()); // INCRBY stat:processed 1, ...
+ * ```
+ */
+export class Stats {
+  /** Jobs finished (successfully or not) since the last drain. */
+  processed = 0;
+  /** Jobs failed since the last drain. */
+  failed = 0;
+
+  /**
+   * Returns the commands that add the counts to Redis and resets them. If
+   * the write fails, call {@link Stats.restore} with what was drained.
+   */
+  drain(k: Keys, now: Date = new Date()): { commands: Command[]; processed: number; failed: number } {
+    const { processed, failed } = this;
+    this.processed = 0;
+    this.failed = 0;
+    const day = now.toISOString().slice(0, 10);
+    const commands: Command[] = [];
+    for (const [name, n] of [["processed", processed], ["failed", failed]] as const) {
+      if (n === 0) continue;
+      commands.push(
+        ["INCRBY", k.stat(name), n],
+        ["INCRBY", k.statDay(name, day), n],
+        ["EXPIRE", k.statDay(name, day), STATS_TTL],
+      );
+    }
+    return { commands, processed, failed };
+  }
+
+  /** Puts drained counts back after a failed write, so none are lost. */
+  restore(drained: { processed: number; failed: number }): void {
+    this.processed += drained.processed;
+    this.failed += drained.failed;
+  }
+}
