@@ -49,7 +49,9 @@ export type { Script, ScriptRedis, ScriptTwin } from "./src/transport/script.ts"
 export type { Command, PipelineOptions, RedisArg, RedisReply, Transport, TransportCounters } from "./src/transport/transport.ts";
 export { createWorker } from "./src/server/launcher.ts";
 export type { CapsuleConfig, Worker, WorkerEvent, WorkerOptions } from "./src/server/launcher.ts";
-export { Poller } from "./src/server/poller.ts";
+export { Poller, pollOnce } from "./src/server/poller.ts";
+export { drain } from "./src/server/drain.ts";
+export type { DrainOptions, DrainResult } from "./src/server/drain.ts";
 export type { PollerOptions, PollResult } from "./src/server/poller.ts";
 export type { ServerMiddleware } from "./src/server/middleware.ts";
 export type { DeathHandler } from "./src/server/retry.ts";

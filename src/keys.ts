@@ -27,7 +27,7 @@ export interface Keys {
   readonly processCleanup: string;
   /** Hash of private in-flight list -> owning process identity (reliable fetch). */
   readonly inflightRegistry: string;
-  /** Hash of jid -> times its job was recovered from a dead process. */
+  /** Hash of jid -> times its job was recovered from dead workers */
   readonly recoveries: string;
   /** The list a queue's jobs wait in. */
   queue(name: string): string;

@@ -32,6 +32,11 @@ export interface CapsuleOptions {
   logger: Logger;
   /** Longest idle back-off for non-blocking (HTTP) transports, ms. */
   pollMaxMs: number;
+  /**
+   * Serverless drain mode: never block or back off; call this when a fetch
+   * finds the queues empty and nothing is running.
+   */
+  onEmpty?: () => void;
   /** Called with errors the capsule survives (fetch failures, processor crashes). */
   onError: (error: unknown, context: Record<string, unknown>) => void;
 }
@@ -64,6 +69,8 @@ export class Capsule {
   #processors: Promise<void>[] = [];
   #settled: Array<() => void> = [];
   #nextSlot = 0;
+  /** Units handed to processors and not yet finished (counted at hand-off, before `busy` sees them). */
+  #active = 0;
   #sleepTimer: ReturnType<typeof setTimeout> | undefined;
   #abandoned = new Set<UnitOfWork>();
   #sleepResolve: (() => void) | undefined;
@@ -92,6 +99,11 @@ export class Capsule {
   /** The fetcher. */
   get fetcher(): Fetcher {
     return this.#o.fetcher;
+  }
+
+  /** Units handed out and not finished, plus those fetched and waiting. */
+  get held(): number {
+    return this.#active + this.#buffer.length;
   }
 
   /** Starts the fetcher and the processors. */
@@ -126,17 +138,19 @@ export class Capsule {
    * running back on its queue atomically. A job that still finishes after
    * that is acknowledged, which also removes its requeued copy (seed 004).
    */
-  async stop(timeoutMs: number, graceMs = 3000): Promise<void> {
-    if (this.#state === "stopped") return;
+  async stop(timeoutMs: number, graceMs = 3000): Promise<number> {
+    if (this.#state === "stopped") return 0;
     await this.quiet();
+    let requeued = 0;
     if (!(await this.#idleWithin(timeoutMs))) {
       this.#o.logger.warn("hard shutdown: aborting jobs still running", { capsule: this.name, busy: this.#busy.size });
       this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
-      if (!(await this.#idleWithin(graceMs))) await this.requeueBusy();
+      if (!(await this.#idleWithin(graceMs))) requeued = await this.requeueBusy();
     }
     await this.#safely(() => this.#o.fetcher.flush(), "flush acks");
     this.#state = "stopped";
     for (const resolve of this.#waiting.splice(0)) resolve(undefined);
+    return requeued;
   }
 
   /**
@@ -191,6 +205,7 @@ export class Capsule {
         this.#o.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
       } finally {
         this.#busy.delete(slot);
+        this.#active--;
         if (this.#abandoned.delete(unit) && this.#o.fetcher.pendingAcks > 0) {
           void this.#safely(() => this.#o.fetcher.flush(), "flush acks");
         }
@@ -203,6 +218,7 @@ export class Capsule {
   #next(): Promise<UnitOfWork | undefined> {
     const unit = this.#buffer.shift();
     if (unit) {
+      this.#active++;
       if (this.#buffer.length < this.#waiting.length + this.#lowWater()) this.#wake();
       return Promise.resolve(unit);
     }
@@ -225,7 +241,7 @@ export class Capsule {
     const capacity = this.concurrency + this.#o.prefetch;
     let backoff = 0;
     while (this.#state === "running") {
-      const free = capacity - this.#busy.size - this.#buffer.length;
+      const free = capacity - this.#active - this.#buffer.length;
       const starving = this.#waiting.length > 0 && this.#buffer.length === 0;
       if (!starving && free < this.#lowWater()) {
         await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
@@ -235,14 +251,17 @@ export class Capsule {
       try {
         // Block only when every processor is idle-waiting; otherwise running
         // jobs' acks and fresh work are picked up by the next loop turn.
-        units = await this.#o.fetcher.take(free, starving);
+        units = await this.#o.fetcher.take(free, starving && !this.#o.onEmpty);
       } catch (error) {
         this.#o.onError(error, { context: "fetch", capsule: this.name });
         await this.#sleep(1000);
         continue;
       }
       if (units.length === 0) {
-        if (!this.#o.deps.transport.blocking) {
+        if (this.#o.onEmpty) {
+          if (this.#active === 0 && this.#buffer.length === 0) this.#o.onEmpty();
+          await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+        } else if (!this.#o.deps.transport.blocking) {
           backoff = Math.min(this.#o.pollMaxMs, backoff ? backoff * 2 : 50);
           await this.#sleep(backoff);
         } else if (!starving) {
@@ -253,8 +272,10 @@ export class Capsule {
       backoff = 0;
       for (const unit of units) {
         const waiter = this.#waiting.shift();
-        if (waiter) waiter(unit);
-        else this.#buffer.push(unit);
+        if (waiter) {
+          this.#active++;
+          waiter(unit);
+        } else this.#buffer.push(unit);
       }
     }
   }

@@ -62,7 +62,7 @@ export interface WorkerOptions {
   deathHandlers?: DeathHandler[];
   /** Receives every error the worker survives. */
   onError?: (error: unknown, context: Record<string, unknown>) => void;
-  /** What to do with a job of an unregistered class: bury it (default) or push it back for another process. */
+  /** What to do with a job of an unregistered class: bury it (default) or push it back for other workers */
   unknownJobs?: "dead" | "requeue";
   /** Run ActiveJob wrappers by their `wrapped` class name. */
   activeJob?: boolean;

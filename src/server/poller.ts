@@ -11,7 +11,7 @@
  */
 import type { Client } from "../client.ts";
 import type { Keys } from "../keys.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, silentLogger } from "../logger.ts";
 import { parsePayload, serializePayload, wireTime } from "../payload.ts";
 import { PROMOTE } from "../scripts/promote.ts";
 import type { RedisArg, Transport } from "../transport/transport.ts";
@@ -204,4 +204,18 @@ export class Poller {
       this.#schedule(next);
     }, ms);
   }
+}
+
+/**
+ * One poll for serverless cron: promote due jobs, prune dead processes,
+ * recover orphans. Costs nothing when not called: no timers, no
+ * connections of its own.
+ *
+ * @example
+ * ```ts
+ * export default { async scheduled() { await pollOnce({ client }); await drain({ ... }); } };
+ * ```
+ */
+export function pollOnce(options: Omit<PollerOptions, "logger"> & { logger?: Logger }): Promise<PollResult> {
+  return new Poller({ logger: silentLogger, ...options }).runOnce();
 }

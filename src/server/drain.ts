@@ -1,0 +1,175 @@
+/**
+ * Serverless mode: `drain()` runs jobs until the queues are empty or the time
+ * budget is nearly spent, then returns counts. It uses reliable fetch and
+ * registers a short-lived process entry, so a concurrent invocation never
+ * mistakes its in-flight jobs for orphans, and a killed invocation loses
+ * nothing: the next poll recovers its private lists once the entry expires.
+ *
+ * @module
+ */
+import { ConfigError } from "../errors.ts";
+import { keys as makeKeys } from "../keys.ts";
+import { silentLogger, type Logger } from "../logger.ts";
+import { describe, newJids, type TimeFormat } from "../payload.ts";
+import { createRegistry, type JobsInput } from "../registry.ts";
+import { currentRuntime } from "../runtime/detect.ts";
+import type { Transport } from "../transport/transport.ts";
+import { VERSION } from "../version.ts";
+import { Capsule } from "./capsule.ts";
+import { Fetcher } from "./fetch.ts";
+import type { ServerMiddleware } from "./middleware.ts";
+import { parseQueues } from "./queues.ts";
+import { type DeathHandler, JobRetry } from "./retry.ts";
+import { Stats } from "./stats.ts";
+
+/** Options for {@link drain}. */
+export interface DrainOptions {
+  transport: Transport;
+  jobs: JobsInput;
+  /** Wall-clock budget in ms (the function's time limit, minus a margin). */
+  budgetMs: number;
+  /** Queue specs; default `["default"]`. */
+  queues?: string[];
+  /** Jobs at once; default 10. */
+  concurrency?: number;
+  /**
+   * Stop taking new jobs this long before the budget ends, so running ones
+   * can finish; default a quarter of the budget, at most 5 s.
+   */
+  reserveMs?: number;
+  prefix?: string;
+  timeFormat?: TimeFormat;
+  logger?: Logger;
+  jobLogging?: boolean;
+  middleware?: ServerMiddleware[];
+  deathHandlers?: DeathHandler[];
+  onError?: (error: unknown, context: Record<string, unknown>) => void;
+}
+
+/** What a drain did. */
+export interface DrainResult {
+  /** Jobs finished (including failed ones). */
+  processed: number;
+  /** Jobs that failed (retried or buried). */
+  failed: number;
+  /** Jobs still waiting in the drained queues. */
+  remaining: number;
+  /** Jobs cut off by the budget and put back. */
+  requeued: number;
+  /** Redis commands this drain sent (what Upstash bills). */
+  commands: number;
+  /** Commands per processed job. */
+  commandsPerJob: number;
+  /** Wall-clock ms spent. */
+  elapsedMs: number;
+}
+
+/**
+ * Drains queues within a time budget. Call it from a cron trigger after
+ * `pollOnce()`.
+ *
+ * @example
+ * ```ts
+ * const result = await drain({ transport, jobs: [SendEmail], budgetMs: 25_000 });
+ * console.log(result.processed, result.remaining);
+ * ```
+ */
+export async function drain(options: DrainOptions): Promise<DrainResult> {
+  const started = Date.now();
+  const { transport } = options;
+  if (!transport) throw new ConfigError("Cannot drain as 'transport' is required");
+  if (typeof options.budgetMs !== "number" || !(options.budgetMs > 0)) {
+    throw new ConfigError(`Cannot drain as 'budgetMs' must be > 0: current value is ${describe(options.budgetMs)}`);
+  }
+  const concurrency = options.concurrency ?? 10;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new ConfigError(`Cannot drain as 'concurrency' must be a whole number >= 1: current value is ${describe(concurrency)}`);
+  }
+  const runtime = currentRuntime();
+  const logger = options.logger ?? silentLogger;
+  const onError = options.onError ?? ((error: unknown, context: Record<string, unknown>) =>
+    logger.error(String((error as Error)?.stack ?? error), context));
+  const k = makeKeys(options.prefix);
+  const timeFormat = options.timeFormat ?? "seconds";
+  const queues = parseQueues(options.queues ?? ["default"]);
+  const identity = `${runtime.hostname()}:${runtime.pid}:${newJids(1)[0].slice(0, 12)}`;
+  const commandsBefore = transport.counters.commands;
+  const stats = new Stats();
+  const ttl = Math.ceil(options.budgetMs / 1000) + 60;
+  const info = JSON.stringify({
+    hostname: runtime.hostname(),
+    started_at: started / 1000,
+    pid: runtime.pid,
+    tag: "drain",
+    concurrency,
+    queues: queues.names,
+    labels: ["serverless"],
+    identity,
+    version: VERSION,
+    embedded: true,
+  });
+  // The entry proves this invocation alive to other pollers for the budget.
+  await transport.pipeline([
+    ["SADD", k.processes, identity],
+    ["HSET", k.process(identity), "info", info, "busy", 0, "beat", String(started / 1000), "quiet", "false"],
+    ["EXPIRE", k.process(identity), ttl],
+  ], { atomic: true });
+
+  const fetcher = new Fetcher({ transport, keys: k, identity, queues, reliable: true, blockSeconds: 0 });
+  let resolveEmpty!: () => void;
+  const empty = new Promise<"empty">((resolve) => (resolveEmpty = () => resolve("empty")));
+  const capsule = new Capsule({
+    name: "drain",
+    concurrency,
+    prefetch: 0,
+    fetcher,
+    deps: {
+      transport,
+      keys: k,
+      registry: createRegistry(options.jobs ?? []),
+      retry: new JobRetry({ transport, keys: k, timeFormat, logger, deathHandlers: options.deathHandlers ?? [], onError }),
+      middleware: options.middleware ?? [],
+      stats,
+      logger,
+      timeFormat,
+      jobLogging: options.jobLogging ?? false,
+      unknownJobs: "dead",
+      activeJob: false,
+      onError,
+    },
+    logger,
+    pollMaxMs: 0,
+    onEmpty: resolveEmpty,
+    onError,
+  });
+  await fetcher.register();
+  capsule.start();
+  const reserve = options.reserveMs ?? Math.min(5000, options.budgetMs / 4);
+  const fetchFor = Math.max(0, options.budgetMs - reserve - (Date.now() - started));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([empty, new Promise((resolve) => (timer = setTimeout(resolve, fetchFor)))]);
+  clearTimeout(timer);
+  const remainingBudget = Math.max(0, options.budgetMs - (Date.now() - started));
+  // Running jobs get what is left of the budget; then they are put back.
+  const requeued = await capsule.stop(remainingBudget, 0);
+  const { processed, failed } = stats;
+  await fetcher.unregister().catch((error) => onError(error, { context: "unregister" }));
+  const drained = stats.drain(k);
+  const lengths = await transport.pipeline([
+    ...drained.commands,
+    ["SREM", k.processes, identity],
+    ["UNLINK", k.process(identity)],
+    ...queues.names.map((q) => ["LLEN", k.queue(q)] as const),
+  ]);
+  const remaining = lengths.slice(-queues.names.length).reduce<number>((n, v) => n + Number(v), 0);
+  const commands = transport.counters.commands - commandsBefore;
+  return {
+    processed,
+    failed,
+    remaining,
+    requeued,
+    commands,
+    commandsPerJob: processed ? commands / processed : 0,
+    elapsedMs: Date.now() - started,
+  };
+}

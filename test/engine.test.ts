@@ -1,0 +1,232 @@
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { createClient, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
+import { matrix, waitFor } from "./support/matrix.ts";
+import { testWorker } from "./support/worker.ts";
+
+const deadEntries = async (redis: Transport) =>
+  ((await redis.call("ZRANGE", "dead", 0, -1)) as string[]).map((raw) => JSON.parse(raw) as JobPayload);
+
+for (const target of matrix()) {
+  describe(`engine on ${target.name}`, () => {
+    let redis: Transport;
+    let worker: Worker | undefined;
+    beforeEach(async () => {
+      redis ??= await target.open();
+      await target.flush();
+    });
+    afterEach(async () => {
+      await worker?.stop();
+      worker = undefined;
+    });
+
+    it("runs jobs in FIFO order within a queue", async () => {
+      const seen: number[] = [];
+      const Ordered = defineJob({ name: "Ordered", perform(_ctx, n: number) { seen.push(n); } });
+      const client = createClient({ transport: redis });
+      await client.pushBulk(Ordered, Array.from({ length: 50 }, (_, i) => [i]));
+      worker = testWorker(redis, { jobs: [Ordered], concurrency: 1 });
+      await worker.run();
+      await waitFor(() => seen.length === 50, "50 jobs");
+      assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i));
+    });
+
+    it("never runs more than `concurrency` jobs at once, and passes ctx", async () => {
+      let running = 0, peak = 0, done = 0;
+      const ctxs: Array<{ jid: string; queue: string; retryCount: number; aborted: boolean }> = [];
+      const Slow = defineJob({
+        name: "Slow",
+        async perform(ctx) {
+          ctxs.push({ jid: ctx.jid, queue: ctx.queue, retryCount: ctx.retryCount, aborted: ctx.signal.aborted });
+          peak = Math.max(peak, ++running);
+          await new Promise((r) => setTimeout(r, 5));
+          running--;
+          done++;
+        },
+      });
+      const jids = await createClient({ transport: redis }).pushBulk(Slow, Array.from({ length: 60 }, () => []));
+      worker = testWorker(redis, { jobs: [Slow], concurrency: 4 });
+      await worker.run();
+      await waitFor(() => done === 60, "60 jobs");
+      assert.ok(peak <= 4, `peak ${peak} <= 4`);
+      assert.equal(peak, 4, "the slots were all used");
+      assert.deepEqual(new Set(ctxs.map((c) => c.jid)), new Set(jids));
+      assert.ok(ctxs.every((c) => c.queue === "default" && c.retryCount === 0 && !c.aborted));
+      await worker.stop();
+      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0, "every job acked");
+    });
+
+    it("serves weighted queues in proportion to their weights", async () => {
+      const counts: Record<string, number> = { high: 0, low: 0 };
+      const firsts: string[] = [];
+      const W = defineJob({ name: "W", perform(ctx) { firsts.push(ctx.queue); counts[ctx.queue]++; } });
+      const client = createClient({ transport: redis });
+      await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "high" });
+      await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "low" });
+      // prefetch 0 and concurrency 1: every fetch takes one job from the first queue of a fresh weighted order.
+      worker = testWorker(redis, { jobs: [W], capsules: { main: { queues: ["high,3", "low,1"], concurrency: 1, prefetch: 0 } } });
+      await worker.run();
+      await waitFor(() => firsts.length >= 400, "400 jobs");
+      await worker.stop();
+      const sample = firsts.slice(0, 400);
+      const high = sample.filter((q) => q === "high").length / sample.length;
+      // Expected share of "high" first in a shuffled [h,h,h,l] is 3/4; 400 draws: sd ~ 0.022.
+      assert.ok(high > 0.65 && high < 0.85, `high share ${high.toFixed(3)} ~ 0.75`);
+    });
+
+    it("retries a failure with Sidekiq's fields and delay window", async () => {
+      const Fails = defineJob({ name: "Fails", backtrace: 3, perform() { throw new TypeError("boom"); } });
+      const client = createClient({ transport: redis });
+      const jid = await client.push(Fails, []);
+      worker = testWorker(redis, { jobs: [Fails] });
+      const t0 = Date.now() / 1000;
+      await worker.run();
+      const entry = await waitFor(async () => ((await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]), "retry entry")
+        .then(async () => {
+          await waitFor(async () => Number(await redis.call("ZCARD", "retry")) === 1, "retry zset");
+          return (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+        });
+      const job = JSON.parse(entry[0]);
+      assert.equal(job.jid, jid);
+      assert.equal(job.retry_count, 0);
+      assert.equal(job.error_class, "TypeError");
+      assert.equal(job.error_message, "boom");
+      assert.equal(typeof job.failed_at, "number");
+      assert.equal(job.retried_at, undefined);
+      assert.equal(typeof job.error_backtrace, "string");
+      // count 0: 0**4 + 15 + rand(10) * 1 => 15..24 s
+      const delay = Number(entry[1]) - t0;
+      assert.ok(delay >= 14 && delay <= 26, `delay ${delay}`);
+      await worker.stop();
+      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+    });
+
+    it("increments retry_count and sets retried_at on later failures; exhausts to dead with death handlers", async () => {
+      const deaths: string[] = [];
+      const exhausted: string[] = [];
+      const Fails = defineJob({
+        name: "Fails",
+        retry: 2,
+        retriesExhausted(job) { exhausted.push(job.jid); },
+        perform() { throw new Error("again"); },
+      });
+      const client = createClient({ transport: redis });
+      await client.push(Fails, [], { extra: { retry_count: 0, failed_at: Date.now() / 1000 - 100 } });
+      await client.push(Fails, [], { extra: { retry_count: 1, failed_at: Date.now() / 1000 - 100 } });
+      worker = testWorker(redis, { jobs: [Fails], deathHandlers: [(job) => void deaths.push(job.jid)] });
+      await worker.run();
+      await waitFor(async () => deaths.length === 1 && Number(await redis.call("ZCARD", "retry")) === 1, "one retry, one death");
+      const [retried] = ((await redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+      assert.equal(retried.retry_count, 1);
+      assert.equal(typeof retried.retried_at, "number");
+      const [dead] = await deadEntries(redis);
+      assert.equal(dead.retry_count, 2);
+      assert.deepEqual(exhausted, [dead.jid]);
+      assert.deepEqual(deaths, [dead.jid]);
+    });
+
+    it("honours retryIn verdicts, Discard, retry: false and dead: false", async () => {
+      const deaths: string[] = [];
+      const jobs = [
+        defineJob({ name: "Custom", retryIn: () => 1000, perform() { throw new Error("x"); } }),
+        defineJob({ name: "Kill", retryIn: () => "kill", perform() { throw new Error("x"); } }),
+        defineJob({ name: "DiscardIn", retryIn: () => "discard", perform() { throw new Error("x"); } }),
+        defineJob({ name: "Thrown", perform() { throw new Discard("nope"); } }),
+        defineJob({ name: "NoRetry", retry: false, perform() { throw new Error("x"); } }),
+        defineJob({ name: "NoMorgue", retry: 0, dead: false, perform() { throw new Error("x"); } }),
+        defineJob({ name: "Exhausted", retry: 0, retriesExhausted: () => "discard", perform() { throw new Error("x"); } }),
+      ];
+      const client = createClient({ transport: redis });
+      for (const job of jobs) await client.push(job, []);
+      worker = testWorker(redis, { jobs, deathHandlers: [(job) => void deaths.push(job.class)] });
+      await worker.run();
+      await waitFor(() => deaths.length === 3, "three deaths");
+      await worker.stop();
+      assert.deepEqual(deaths.sort(), ["Kill", "NoMorgue", "NoRetry"]);
+      const retry = (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+      assert.equal(JSON.parse(retry[0]).class, "Custom");
+      assert.ok(Math.abs(Number(retry[1]) - (Date.now() / 1000 + 1000)) < 30);
+      assert.deepEqual((await deadEntries(redis)).map((j) => j.class), ["Kill"]);
+      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+    });
+
+    it("buries bad payloads with a reason and keeps going", async () => {
+      let ran = 0;
+      const Typed = defineJob({ name: "Typed", args: v.tuple([v.number()]), perform() { ran++; } });
+      await redis.pipeline([
+        ["SADD", "queues", "default"],
+        ["LPUSH", "queue:default", "{not json", '{"args":[1],"jid":"a1","queue":"default"}', '{"class":"Typed","jid":"a2","queue":"default"}',
+          '{"class":"Nobody","args":[],"jid":"a3","queue":"default"}', '{"class":"Typed","args":["x"],"jid":"a4","queue":"default","custom":7}',
+          '{"class":"Typed","args":[1],"jid":"ok","queue":"default"}'],
+      ]);
+      worker = testWorker(redis, { jobs: [Typed] });
+      await worker.run();
+      await waitFor(async () => ran === 1 && Number(await redis.call("ZCARD", "dead")) === 5, "5 dead, 1 ran");
+      const dead = await deadEntries(redis);
+      const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
+      const invalid = dead.find((j) => j.class === "Edgekiq::InvalidPayload")!;
+      assert.deepEqual(invalid.args, ["{not json"]);
+      assert.match(invalid.error_message!, /not valid JSON/);
+      const noClass = dead.find((j) => j.jid !== invalid.jid && j.class === "Edgekiq::InvalidPayload" && j.args[0] !== "{not json");
+      assert.ok(noClass, "missing class buried with the raw kept");
+      assert.match(noClass!.error_message!, /'class' must be a non-empty string/);
+      assert.match(dead.find((j) => (j.args as string[])[0]?.includes?.('"jid":"a2"'))!.error_message!, /'args' must be an array/);
+      assert.equal(byJid.a3.error_class, "UnknownJobError");
+      assert.match(byJid.a3.error_message!, /no job named 'Nobody'/);
+      assert.equal(byJid.a4.error_class, "JobArgsError");
+      assert.match(byJid.a4.error_message!, /args\[0\]/);
+      assert.equal(byJid.a4.custom, 7, "unknown fields kept");
+    });
+
+    it("counts processed and failed, flushed on demand into Sidekiq's stat keys", async () => {
+      const Ok = defineJob({ name: "Ok", perform() {} });
+      const Bad = defineJob({ name: "Bad", retry: false, perform() { throw new Error("x"); } });
+      const client = createClient({ transport: redis });
+      await client.pushBulk(Ok, [[], [], []]);
+      await client.push(Bad, []);
+      let finished = 0;
+      worker = testWorker(redis, { jobs: [Ok, Bad], middleware: [async (_j, _p, _q, next) => { try { await next(); } finally { finished++; } }] });
+      await worker.run();
+      await waitFor(() => finished === 4, "4 jobs");
+      const trips = redis.counters.roundTrips;
+      await worker.flushStats();
+      assert.equal(redis.counters.roundTrips - trips, 1, "one round trip for all counters");
+      const day = new Date().toISOString().slice(0, 10);
+      assert.deepEqual(await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`), ["4", "1", "4", "1"]);
+    });
+
+    it("server middleware can skip a job", async () => {
+      let ran = 0;
+      const Skipped = defineJob({ name: "Skipped", perform() { ran++; } });
+      await createClient({ transport: redis }).pushBulk(Skipped, [[1], [2]]);
+      const seen: unknown[] = [];
+      worker = testWorker(redis, { jobs: [Skipped], middleware: [(_job, payload, _q, next) => { seen.push(payload.args[0]); return payload.args[0] === 1 ? undefined : next(); }] });
+      await worker.run();
+      await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
+      await worker.stop();
+      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+    });
+
+    it("basic fetch runs jobs too (BRPOP)", async () => {
+      let ran = 0;
+      const B = defineJob({ name: "B", perform() { ran++; } });
+      worker = testWorker(redis, { jobs: [B], fetch: "basic" });
+      await worker.run();
+      await createClient({ transport: redis }).pushBulk(B, Array.from({ length: 30 }, () => []));
+      await waitFor(() => ran === 30, "30 jobs");
+      assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0, "basic fetch registers no private lists");
+    });
+
+    it("picks up a job pushed while idle (blocking fetch wakes)", async () => {
+      let ran = 0;
+      const Idle = defineJob({ name: "Idle", perform() { ran++; } });
+      worker = testWorker(redis, { jobs: [Idle], blockSeconds: 5 });
+      await worker.run();
+      await new Promise((r) => setTimeout(r, 50));
+      await createClient({ transport: redis }).push(Idle, []);
+      // Well inside the 5 s block: the blocked pop itself woke.
+      await waitFor(() => ran === 1, "the idle job", 3000);
+    });
+  });
+}

@@ -1,0 +1,214 @@
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createClient, defineJob, keys, Poller, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { matrix, waitFor } from "./support/matrix.ts";
+import { testWorker } from "./support/worker.ts";
+
+const k = keys();
+const privateList = (worker: Worker, queue = "default") => k.inflight(worker.identity, queue);
+
+for (const target of matrix()) {
+  describe(`lifecycle on ${target.name}`, () => {
+    let redis: Transport;
+    let worker: Worker | undefined;
+    beforeEach(async () => {
+      redis ??= await target.open();
+      await target.flush();
+    });
+    afterEach(async () => {
+      await worker?.stop();
+      worker = undefined;
+    });
+
+    it("heartbeat registers the process and its in-flight work as Sidekiq does", async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const Busy = defineJob({ name: "Busy", async perform() { await gate; } });
+      const jid = await createClient({ transport: redis }).push(Busy, [1]);
+      worker = testWorker(redis, { jobs: [Busy], concurrency: 3, tag: "app", labels: ["blue"], queues: ["default", "other"] });
+      await worker.run();
+      await waitFor(() => worker!.capsules[0].busy.size === 1, "job running");
+      await worker.beat();
+      assert.deepEqual(await redis.call("SMEMBERS", "processes"), [worker.identity]);
+      const [infoJson, busy, beat, quiet, concurrency] = (await redis.call("HMGET", worker.identity, "info", "busy", "beat", "quiet", "concurrency")) as string[];
+      const info = JSON.parse(infoJson);
+      assert.equal(info.identity, worker.identity);
+      assert.equal(info.concurrency, 3);
+      assert.deepEqual(info.queues, ["default", "other"]);
+      assert.equal(info.tag, "app");
+      assert.deepEqual(info.labels, ["blue"]);
+      assert.equal(typeof info.pid, "number");
+      assert.match(worker.identity, new RegExp(`^.+:${info.pid}:[0-9a-f]{12}$`));
+      assert.deepEqual([busy, quiet, concurrency], ["1", "false", "3"]);
+      assert.ok(Math.abs(Number(beat) - Date.now() / 1000) < 5);
+      assert.ok(Number(await redis.call("TTL", worker.identity)) > 50);
+      const work = (await redis.call("HGETALL", `${worker.identity}:work`)) as string[];
+      assert.equal(work.length, 2);
+      const entry = JSON.parse(work[1]);
+      assert.equal(entry.queue, "default");
+      assert.equal(typeof entry.payload, "string", "payload is the raw job string");
+      assert.equal(JSON.parse(entry.payload).jid, jid);
+      release();
+      await worker.stop();
+      assert.deepEqual(await redis.call("SMEMBERS", "processes"), []);
+      assert.equal(await redis.call("EXISTS", `${worker.identity}:work`), 0);
+      assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0, "private lists unregistered");
+    });
+
+    it("acts on remote signals on the next beat: TSTP quiets, TERM stops", async () => {
+      const Noop = defineJob({ name: "Noop", perform() {} });
+      worker = testWorker(redis, { jobs: [Noop] });
+      await worker.run();
+      await redis.call("LPUSH", `${worker.identity}-signals`, "TSTP");
+      assert.equal(await worker.beat(), "TSTP");
+      await waitFor(async () => (await redis.call("HGET", worker!.identity, "quiet")) === "true", "quiet flag");
+      await redis.call("LPUSH", `${worker.identity}-signals`, "TERM");
+      await worker.beat();
+      await worker.stopped;
+      assert.deepEqual(await redis.call("SMEMBERS", "processes"), []);
+    });
+
+    it("quiet stops fetching and gives prefetched jobs back", async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let started = 0;
+      const Held = defineJob({ name: "Held", async perform() { started++; await gate; } });
+      await createClient({ transport: redis }).pushBulk(Held, Array.from({ length: 10 }, () => []));
+      worker = testWorker(redis, { jobs: [Held], concurrency: 2 });
+      await worker.run();
+      await waitFor(() => started === 2, "two running");
+      await worker.quiet();
+      assert.equal(await redis.call("LLEN", "queue:default"), 8, "prefetched jobs back on the queue");
+      assert.equal(await redis.call("LLEN", privateList(worker)), 2, "running jobs stay in the private list");
+      release();
+      await worker.stop();
+      assert.equal(started, 2);
+      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+    });
+
+    it("hard shutdown aborts ctx.signal and puts unfinished jobs back, never into retry", async () => {
+      let aborted = 0;
+      const Stubborn = defineJob({ name: "Stubborn", perform: () => new Promise(() => {}) });
+      const Polite = defineJob({
+        name: "Polite",
+        perform: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener("abort", () => (aborted++, reject(ctx.signal.reason)))),
+      });
+      const client = createClient({ transport: redis });
+      const a = await client.push(Stubborn, []);
+      const b = await client.push(Polite, []);
+      worker = testWorker(redis, { jobs: [Stubborn, Polite], timeout: 0.2 });
+      await worker.run();
+      await waitFor(() => worker!.capsules[0].busy.size === 2, "both running");
+      const t0 = Date.now();
+      await worker.stop();
+      assert.ok(Date.now() - t0 < 4500, "stop bounded by timeout + 3 s grace");
+      assert.equal(aborted, 1);
+      const queued = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r).jid).sort();
+      assert.deepEqual(queued, [a, b].sort());
+      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+      assert.equal(await redis.call("ZCARD", "retry"), 0);
+    });
+
+    it("closes seed 004's race: a job finishing right after requeue runs once", async () => {
+      let runs = 0;
+      const Racy = defineJob({
+        name: "Racy",
+        async perform(ctx) {
+          runs++;
+          if (runs > 1) return;
+          // Ignore the abort; finish only once hard shutdown has requeued us.
+          await new Promise<void>((r) => ctx.signal.addEventListener("abort", () => r()));
+          await waitFor(async () => Number(await redis.call("LLEN", "queue:default")) === 1, "requeued copy");
+        },
+      });
+      await createClient({ transport: redis }).push(Racy, []);
+      worker = testWorker(redis, { jobs: [Racy], timeout: 0.1 });
+      await worker.run();
+      await waitFor(() => runs === 1, "first run");
+      await worker.stop();
+      assert.equal(await redis.call("LLEN", "queue:default"), 0, "the ack took the requeued copy back");
+      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+      const second = testWorker(redis, { jobs: [Racy] });
+      await second.run();
+      await new Promise((r) => setTimeout(r, 200));
+      await second.stop();
+      assert.equal(runs, 1);
+    });
+
+    it("leaves a job in the private list when its retry cannot be written (Sidekiq #4141)", async () => {
+      const failing: Transport = new Proxy(redis, {
+        get(t, prop, receiver) {
+          if (prop === "call") {
+            return (cmd: string, ...args: (string | number)[]) =>
+              cmd === "ZADD" && args[0] === "retry" ? Promise.reject(new Error("READONLY You can't write against a read only replica.")) : t.call(cmd, ...args);
+          }
+          const value = Reflect.get(t, prop, receiver);
+          return typeof value === "function" ? value.bind(t) : value;
+        },
+      });
+      const errors: string[] = [];
+      const Fails = defineJob({ name: "Fails", perform() { throw new Error("x"); } });
+      await createClient({ transport: redis }).push(Fails, []);
+      worker = testWorker(failing, { jobs: [Fails], onError: (_e, ctx) => void errors.push(String(ctx.context)) });
+      await worker.run();
+      await waitFor(() => errors.includes("writing retry"), "retry write failure");
+      await worker.quiet();
+      assert.equal(await redis.call("LLEN", privateList(worker)), 1, "not acked");
+      assert.equal(await redis.call("ZCARD", "retry"), 0);
+    });
+
+    it("poller promotes due scheduled and retry jobs in batches, with enqueued_at and middleware", async () => {
+      const client = createClient({ transport: redis });
+      const now = Date.now() / 1000;
+      const due = Array.from({ length: 250 }, (_, i) => [String(now - 10), JSON.stringify({ class: "S", args: [i], queue: i % 2 ? "a" : "b", jid: `j${i}` })]);
+      await redis.call("ZADD", "schedule", ...due.flat());
+      await redis.call("ZADD", "retry", String(now - 1), JSON.stringify({ class: "R", args: [], queue: "a", jid: "r1", retry_count: 0 }));
+      await redis.call("ZADD", "schedule", String(now + 3600), JSON.stringify({ class: "F", args: [], queue: "a", jid: "future" }));
+      const tagged = createClient({ transport: redis, middleware: [(p, _c, next) => { p.promoted = true; return next(); }] });
+      const poller = new Poller({ client: tagged, logger: silentLogger });
+      const trips = redis.counters.roundTrips;
+      const result = await poller.runOnce();
+      assert.equal(result.promoted, 251);
+      assert.ok(redis.counters.roundTrips - trips <= 12, `round trips ${redis.counters.roundTrips - trips}`);
+      assert.equal(await redis.call("ZCARD", "schedule"), 1);
+      assert.equal(await redis.call("ZCARD", "retry"), 0);
+      assert.deepEqual(((await redis.call("SMEMBERS", "queues")) as string[]).sort(), ["a", "b"]);
+      assert.equal(await redis.call("LLEN", "queue:a"), 126);
+      const job = JSON.parse((await redis.call("RPOP", "queue:a")) as string);
+      assert.equal(job.promoted, true);
+      assert.ok(Math.abs(job.enqueued_at - Date.now() / 1000) < 5);
+      void client;
+    });
+
+    it("poller prunes dead processes once a minute and recovers orphans, burying poison pills", async () => {
+      const poisoned: string[] = [];
+      const poller = new Poller({ client: createClient({ transport: redis }), logger: silentLogger, onPoison: (raw) => void poisoned.push(raw) });
+      const ghost = "ghost:1:abcdefabcdef";
+      const list = k.inflight(ghost, "default");
+      const raw = JSON.stringify({ class: "X", args: [], queue: "default", jid: "orphan1" });
+      await redis.pipeline([["SADD", "processes", ghost], ["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+      const r1 = await poller.runOnce();
+      assert.equal(r1.pruned, 1);
+      assert.equal(r1.recovered, 1);
+      assert.deepEqual(await redis.call("LRANGE", "queue:default", 0, -1), [raw]);
+      assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0);
+      // Two more crashes with the same job: the third recovery buries it.
+      for (let i = 0; i < 2; i++) {
+        await redis.pipeline([["RPOP", "queue:default"], ["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+        await poller.runOnce();
+      }
+      assert.deepEqual(poisoned, [raw]);
+      assert.equal(await redis.call("LLEN", "queue:default"), 0);
+      assert.deepEqual(await redis.call("ZRANGE", "dead", 0, -1), [raw]);
+    });
+
+    it("never recovers a live process's private list", async () => {
+      const alive = "alive:1:abcdefabcdef";
+      const list = k.inflight(alive, "default");
+      await redis.pipeline([["HSET", alive, "info", "{}"], ["LPUSH", list, "{}"], ["HSET", "edgekiq:inflight", list, alive]]);
+      const r = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
+      assert.equal(r.recovered, 0);
+      assert.equal(await redis.call("LLEN", list), 1);
+    });
+  });
+}

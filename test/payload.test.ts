@@ -1,0 +1,78 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ConfigError, createRegistry, defineJob, parsePayload, PayloadError, serializePayload, toEpochMs } from "../mod.ts";
+import { assertJsonSafe, newJids } from "../src/payload.ts";
+
+describe("payload", () => {
+  it("writes a whole-second time with a fraction, so Ruby reads a Float, not Sidekiq 8 millis", () => {
+    const json = serializePayload(
+      { class: "A", args: [{ created_at: 5 }], queue: "q", jid: "j", created_at: 1700000000, enqueued_at: 1700000000.25 },
+      "seconds",
+    );
+    assert.match(json, /"created_at":1700000000\.0[,}]/);
+    assert.match(json, /"enqueued_at":1700000000\.25[,}]/);
+    assert.match(json, /\[\{"created_at":5\}\]/, "nested fields are untouched");
+    assert.equal(JSON.parse(json).created_at, 1700000000);
+  });
+
+  it("reads both time formats by magnitude", () => {
+    assert.equal(toEpochMs(1700000000.5), 1700000000500);
+    assert.equal(toEpochMs(1700000000500), 1700000000500);
+  });
+
+  it("keeps unknown fields through parse and serialise", () => {
+    const raw = '{"class":"A","args":[1],"queue":"q","jid":"j","bid":"batch-1","custom":{"x":[1,2]}}';
+    const job = parsePayload(raw);
+    assert.deepEqual(JSON.parse(serializePayload(job, "seconds")), JSON.parse(raw));
+  });
+
+  it("explains bad payloads", () => {
+    assert.throws(() => parsePayload("{nope"), /not valid JSON/);
+    assert.throws(() => parsePayload("[1]"), /not a JSON object/);
+    assert.throws(() => parsePayload('{"args":[]}'), /'class' must be a non-empty string: current value is undefined/);
+    assert.throws(() => parsePayload('{"class":"A","args":{}}'), /'args' must be an array/);
+  });
+
+  it("names the offending path of non-JSON-native args", () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [[undefined], /args\[0\] is undefined/],
+      [[1n], /args\[0\] is a bigint/],
+      [[Infinity], /args\[0\] is Infinity/],
+      [[{ a: new Map() }], /args\[0\]\.a is a Map/],
+      [[() => 1], /args\[0\] is a function/],
+      [[{ "bad key": new Date() }], /args\[0\]\["bad key"\] is a Date/],
+    ];
+    for (const [args, re] of cases) assert.throws(() => assertJsonSafe(args, "args"), (e: unknown) => e instanceof PayloadError && re.test((e as Error).message));
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    assert.throws(() => assertJsonSafe([cyclic], "args"), /args\[0\]\.self is a circular reference/);
+    assert.doesNotThrow(() => assertJsonSafe([1, "s", true, null, [1], { a: { b: [] } }], "args"));
+  });
+
+  it("makes 24-hex jids", () => {
+    const jids = newJids(10_000);
+    assert.ok(jids.every((j) => /^[0-9a-f]{24}$/.test(j)));
+    assert.equal(new Set(jids).size, 10_000);
+  });
+});
+
+describe("defineJob and the registry", () => {
+  it("validates options eagerly with Sidekiq-style messages", () => {
+    assert.throws(
+      () => defineJob({ name: "X", retry: -1, perform() {} }),
+      (e: unknown) => e instanceof ConfigError && e.message === "Cannot define job X as 'retry' must be >= 0: current value is -1",
+    );
+    assert.throws(() => defineJob({ name: "", perform() {} }), /'name' must be a non-empty string/);
+    assert.throws(() => defineJob({ name: "X", queue: "a b", perform() {} }), /'queue' must be a non-empty string/);
+    assert.throws(() => defineJob({ name: "X", retryFor: 0, perform() {} }), /'retryFor' must be > 0/);
+    assert.throws(() => defineJob({ name: "X", perform: 1 as never }), /'perform' must be a function/);
+  });
+
+  it("resolves only registered names, never prototype keys", () => {
+    const A = defineJob({ name: "A", perform() {} });
+    const registry = createRegistry({ A, notAJob: 42 });
+    assert.equal(registry.get("A"), A);
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty"]) assert.equal(registry.get(name), undefined);
+    assert.throws(() => createRegistry([A, defineJob({ name: "A", perform() {} })]), /twice/);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The transport matrix for engine and client tests: the memory transport
+ * always; ioredis against a private redis-server; Bun's RedisClient under
+ * Bun; @upstash/redis through the REST gateway fixture.
+ *
+ * Each target is opened once per test file (its own redis-server) and
+ * flushed between tests.
+ */
+import { after, before } from "node:test";
+import type { Transport } from "../../src/transport/transport.ts";
+import { memoryTransport } from "../../src/transport/memory.ts";
+import { spawnSync } from "node:child_process";
+import { testRedis } from "./redis.ts";
+
+let availability: boolean | undefined;
+/** Whether a real Redis can be had: REDIS_URL, or redis-server on PATH. Loud when not. */
+export function redisAvailable(): boolean {
+  if (availability !== undefined) return availability;
+  const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
+  availability = Boolean(env.REDIS_URL) || spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
+  if (!availability) {
+    if (env.CI === "true") throw new Error("CI must have Redis: no redis-server on PATH and no REDIS_URL");
+    console.error("SKIP: no redis-server and no REDIS_URL — Redis-backed tests skipped");
+  }
+  return availability;
+}
+
+export interface Target {
+  name: string;
+  /** A transport for this target (several may be opened; all closed at the end). */
+  open(): Promise<Transport>;
+  /** Empties the database. */
+  flush(): Promise<void>;
+  /** Server URL for real targets (for Ruby and child processes). */
+  url?: string;
+}
+
+export type TargetName = "memory" | "ioredis" | "bun" | "upstash";
+
+const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+
+/**
+ * Registers before/after hooks and returns the targets to run a suite over.
+ * Call at the top level of a test file. `names` limits the matrix.
+ */
+export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Target[] {
+  const targets: Target[] = [];
+  const opened: Transport[] = [];
+  let server: Awaited<ReturnType<typeof testRedis>> = null;
+  let gateway: { url: string; stop(): Promise<void> } | undefined;
+  let admin: Transport | undefined;
+
+  before(async () => {
+    server = await testRedis();
+    if (server) {
+      const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
+      admin = ioredisTransport({ url: server.url });
+    }
+  });
+  after(async () => {
+    await Promise.allSettled(opened.map((t) => t.close()));
+    await admin?.close();
+    await gateway?.stop();
+    await server?.stop();
+  });
+
+  const shared = memoryTransport();
+  if (names.includes("memory")) {
+    targets.push({
+      name: "memory",
+      open: () => Promise.resolve(shared),
+      flush: async () => void await shared.call("FLUSHDB"),
+    });
+  }
+  const flushReal = async () => {
+    if (!admin) throw new Error("no redis");
+    await admin.call("FLUSHDB");
+    await admin.call("SCRIPT", "FLUSH");
+  };
+  const wanted = redisAvailable() ? names : names.filter((n) => n === "memory");
+  const real = (name: TargetName, make: (url: string) => Promise<Transport>): Target => ({
+    name,
+    get url() {
+      return server?.url;
+    },
+    async open() {
+      if (!server) throw new Error("no redis");
+      const t = await make(server.url);
+      opened.push(t);
+      return t;
+    },
+    flush: flushReal,
+  });
+  if (wanted.includes("ioredis")) {
+    targets.push(real("ioredis", async (url) => (await import("../../src/transport/ioredis.ts")).ioredisTransport({ url })));
+  }
+  if (wanted.includes("bun") && isBun) {
+    targets.push(real("bun", async (url) => (await import("../../src/transport/bun.ts")).bunTransport({ url })));
+  }
+  if (wanted.includes("upstash")) {
+    targets.push(real("upstash", async (url) => {
+      const { startUpstashGateway } = await import("./upstash-gateway.ts");
+      gateway ??= await startUpstashGateway({ redisUrl: url, token: "test-token" });
+      const { upstashTransport } = await import("../../src/transport/upstash.ts");
+      return upstashTransport({ url: gateway.url, token: "test-token" });
+    }));
+  }
+  return targets;
+}
+
+/**
+ * Waits until `check` returns a truthy value, polling; fails after `timeoutMs`.
+ */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
