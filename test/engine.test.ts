@@ -165,13 +165,12 @@ for (const target of matrix()) {
       await waitFor(async () => ran === 1 && Number(await redis.call("ZCARD", "dead")) === 5, "5 dead, 1 ran");
       const dead = await deadEntries(redis);
       const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
-      const invalid = dead.find((j) => j.class === "Edgekiq::InvalidPayload")!;
-      assert.deepEqual(invalid.args, ["{not json"]);
-      assert.match(invalid.error_message!, /not valid JSON/);
-      const noClass = dead.find((j) => j.jid !== invalid.jid && j.class === "Edgekiq::InvalidPayload" && j.args[0] !== "{not json");
-      assert.ok(noClass, "missing class buried with the raw kept");
-      assert.match(noClass!.error_message!, /'class' must be a non-empty string/);
-      assert.match(dead.find((j) => (j.args as string[])[0]?.includes?.('"jid":"a2"'))!.error_message!, /'args' must be an array/);
+      // Unreadable payloads are kept whole as args[0] of a readable envelope.
+      const wrapped = (needle: string) => dead.find((j) => j.class === "Edgekiq::InvalidPayload" && String(j.args[0]).includes(needle))!;
+      assert.deepEqual(wrapped("{not json").args, ["{not json"]);
+      assert.match(wrapped("{not json").error_message!, /not valid JSON/);
+      assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
+      assert.match(wrapped('"jid":"a2"').error_message!, /'args' must be an array/);
       assert.equal(byJid.a3.error_class, "UnknownJobError");
       assert.match(byJid.a3.error_message!, /no job named 'Nobody'/);
       assert.equal(byJid.a4.error_class, "JobArgsError");

@@ -198,6 +198,8 @@ export class Capsule {
       try {
         const outcome = await processUnit(deps, unit);
         if (outcome === "ack") this.#o.fetcher.ack(unit);
+        // Guarded by the private list: a unit requeueBusy() already put back is not pushed twice.
+        else if (outcome === "requeue") await this.#o.fetcher.requeue([unit]);
       } catch (error) {
         // Sidekiq's processor_result: an error outside the job's own failure
         // path (a Redis outage while burying, say) must not kill the slot.

@@ -21,8 +21,12 @@ import { runServerMiddleware, type ServerMiddleware } from "./middleware.ts";
 import { errorClass, errorMessage, type JobRetry } from "./retry.ts";
 import type { Stats } from "./stats.ts";
 
-/** What to do with a unit once it has been processed. */
-export type UnitOutcome = "ack" | "abandon";
+/**
+ * What to do with a unit once it has been processed: acknowledge it, put it
+ * back on its queue (cut off by hard shutdown), or leave it where it is for
+ * recovery (its outcome could not be written).
+ */
+export type UnitOutcome = "ack" | "requeue" | "abandon";
 
 /** Everything a processor needs; shared by every slot of a capsule. */
 export interface ProcessorDeps {
@@ -100,10 +104,10 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       return "ack";
     }
     if (deps.signal.aborted) {
-      // Hard shutdown interrupted it and has put it back on its queue; a
-      // retry entry now would run it twice.
-      ctx.logger.warn("interrupted by shutdown; job was requeued");
-      return "abandon";
+      // Hard shutdown interrupted it: it goes back on its queue, and a retry
+      // entry now would run it twice.
+      ctx.logger.warn("interrupted by shutdown; putting the job back");
+      return "requeue";
     }
     const elapsed = Math.round(performance.now() - started);
     ctx.logger.warn("fail", { elapsed_ms: elapsed, error_class: errorClass(error), error_message: errorMessage(error) });

@@ -1,0 +1,256 @@
+/**
+ * Atomic moves out of `schedule`, `retry` and `dead`: to a queue, or to the
+ * dead set. Each script removes the exact raw member first and acts only if
+ * that removal happened, so two callers racing for one entry move it once,
+ * and an entry is never both pushed and kept.
+ *
+ * @module
+ */
+import type { Client } from "../client.ts";
+import { type JobPayload, parsePayload, serializePayload, wireTime } from "../payload.ts";
+import { DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS, deadCommands, type DeathHandler } from "../server/retry.ts";
+import { defineScript, type ScriptRedis } from "../transport/script.ts";
+import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
+import { formatOf } from "./util.ts";
+
+/** Per-entry outcome flags (1 moved, 0 already gone), in ARGV order. */
+function flags(reply: RedisReply): boolean[] {
+  return Array.isArray(reply) ? reply.map((flag) => Number(flag) === 1) : [];
+}
+
+/**
+ * KEYS: the sorted set, `queues`, then queue lists k1..km.
+ * ARGV: m, queue names for k1..km, then triples of (raw entry, new payload,
+ * target) where target is a queue index 1..m, or 0 to only remove the entry
+ * (client middleware stopped the push).
+ * Returns one flag per triple: 1 if the entry was removed (and pushed).
+ */
+export const ENQUEUE_ENTRIES = defineScript<boolean[]>({
+  name: "api_enqueue",
+  keys: ["schedule|retry|dead", "queues", "...queue:<name> lists"],
+  argv: ["m", "...queue names", "...(raw, payload, target) triples"],
+  lua: `
+local m = tonumber(ARGV[1])
+local out = {}
+for i = m + 2, #ARGV, 3 do
+  if redis.call("ZREM", KEYS[1], ARGV[i]) == 1 then
+    local target = tonumber(ARGV[i + 2])
+    if target > 0 then
+      redis.call("SADD", KEYS[2], ARGV[1 + target])
+      redis.call("LPUSH", KEYS[2 + target], ARGV[i + 1])
+    end
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const m = Number(argv[0]);
+    const out: number[] = [];
+    for (let i = m + 1; i < argv.length; i += 3) {
+      if (redis.call("ZREM", keys[0], argv[i]) !== 1) {
+        out.push(0);
+        continue;
+      }
+      const target = Number(argv[i + 2]);
+      if (target > 0) {
+        redis.call("SADD", keys[1], argv[target]);
+        redis.call("LPUSH", keys[1 + target], argv[i + 1]);
+      }
+      out.push(1);
+    }
+    return out;
+  },
+  decode: flags,
+});
+
+/**
+ * KEYS: the sorted set, `dead`.
+ * ARGV: now (epoch seconds), oldest score kept, trim rank (negative), then
+ * raw entries.
+ * Each entry is moved to `dead` (scored now) only if it was still in the
+ * set; then `dead` is trimmed by age and size, as Sidekiq's `DeadSet#kill`.
+ * Returns one flag per entry: 1 if it moved.
+ */
+export const KILL_ENTRIES = defineScript<boolean[]>({
+  name: "api_kill",
+  keys: ["schedule|retry|dead", "dead"],
+  argv: ["now", "cutoff", "trimRank", "...raw entries"],
+  lua: `
+local out = {}
+for i = 4, #ARGV do
+  if redis.call("ZREM", KEYS[1], ARGV[i]) == 1 then
+    redis.call("ZADD", KEYS[2], ARGV[1], ARGV[i])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", ARGV[2])
+redis.call("ZREMRANGEBYRANK", KEYS[2], 0, ARGV[3])
+return out
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const out: number[] = [];
+    for (let i = 3; i < argv.length; i++) {
+      if (redis.call("ZREM", keys[0], argv[i]) === 1) {
+        redis.call("ZADD", keys[1], argv[0], argv[i]);
+        out.push(1);
+      } else {
+        out.push(0);
+      }
+    }
+    redis.call("ZREMRANGEBYSCORE", keys[1], "-inf", argv[1]);
+    redis.call("ZREMRANGEBYRANK", keys[1], 0, argv[2]);
+    return out;
+  },
+  decode: flags,
+});
+
+/**
+ * Moves raw entries of the sorted set `setKey` to their queues in one
+ * script call, each only if still in the set. Client middleware runs on
+ * each (a stopped push just removes the entry, as Sidekiq), `enqueued_at`
+ * becomes now and, with `retry`, `retry_count` is decremented. Unknown
+ * fields are kept; times keep the payload's own format. Unreadable entries
+ * stay put. Returns one flag per raw: whether it left the set.
+ *
+ * @example
+ * ```ts
+ * const [moved] = await enqueueFromSet(client, client.keys.retry, [raw], true);
+ * ```
+ */
+export async function enqueueFromSet(
+  client: Client,
+  setKey: string,
+  raws: readonly string[],
+  retry: boolean,
+): Promise<boolean[]> {
+  const queues = new Map<string, number>();
+  const triples: RedisArg[] = [];
+  const index: number[] = [];
+  for (let i = 0; i < raws.length; i++) {
+    let payload: JobPayload;
+    try {
+      payload = parsePayload(raws[i]);
+    } catch {
+      continue;
+    }
+    const format = formatOf(payload, client.timeFormat);
+    if (retry && typeof payload.retry_count === "number") payload.retry_count -= 1;
+    const out = await client.applyMiddleware(payload);
+    index.push(i);
+    if (!out) {
+      triples.push(raws[i], "", 0);
+      continue;
+    }
+    out.enqueued_at = wireTime(Date.now(), format);
+    let target = queues.get(out.queue);
+    if (target === undefined) queues.set(out.queue, target = queues.size + 1);
+    triples.push(raws[i], serializePayload(out, format), target);
+  }
+  const flags = raws.map(() => false);
+  if (index.length === 0) return flags;
+  const names = [...queues.keys()];
+  const moved = await client.transport.script(
+    ENQUEUE_ENTRIES,
+    [setKey, client.keys.queues, ...names.map((q) => client.keys.queue(q))],
+    [names.length, ...names, ...triples],
+  );
+  index.forEach((at, i) => flags[at] = moved[i] === true);
+  return flags;
+}
+
+/**
+ * Moves raw entries of `setKey` to the dead set in one script call, each
+ * only if still there, and trims `dead` by age and size. Returns one flag
+ * per raw.
+ *
+ * @example
+ * ```ts
+ * const [killed] = await killFromSet(client, client.keys.retry, [raw]);
+ * ```
+ */
+export async function killFromSet(client: Client, setKey: string, raws: readonly string[]): Promise<boolean[]> {
+  if (raws.length === 0) return [];
+  const now = Date.now() / 1000;
+  const flags = await client.transport.script(
+    KILL_ENTRIES,
+    [setKey, client.keys.dead],
+    [now, now - DEAD_TIMEOUT_SECONDS, -(DEAD_MAX_JOBS + 1), ...raws],
+  );
+  return raws.map((_, i) => flags[i] === true);
+}
+
+/**
+ * Adds raw jobs to the dead set and trims it, in one MULTI (Sidekiq's
+ * `DeadSet#kill` without the handlers).
+ *
+ * @example
+ * ```ts
+ * await bury(client, [raw]);
+ * ```
+ */
+export async function bury(client: Client, raws: readonly string[]): Promise<void> {
+  await client.transport.pipeline(deadCommands(client.keys, raws, Date.now() / 1000), { atomic: true });
+}
+
+/**
+ * Runs death handlers, in order, for one raw job; skipped if the job cannot
+ * be read. A handler that throws stops the rest and rejects.
+ *
+ * @example
+ * ```ts
+ * await notifyDeath(handlers, raw, new Error("Job killed by API"));
+ * ```
+ */
+export async function notifyDeath(handlers: readonly DeathHandler[], raw: string, error: unknown): Promise<void> {
+  if (handlers.length === 0) return;
+  let payload: JobPayload;
+  try {
+    payload = parsePayload(raw);
+  } catch {
+    return;
+  }
+  for (const handler of handlers) await handler(payload, error);
+}
+
+/**
+ * Applies `act` to every entry of `setKey`, a batch of 100 per round trip,
+ * lowest score first, until the set is empty or only holds entries `act`
+ * left in place because they cannot be read. Returns how many `act` moved.
+ *
+ * @example
+ * ```ts
+ * await drainSet(transport, keys.retry, (raws) => killFromSet(client, keys.retry, raws));
+ * ```
+ */
+export async function drainSet(
+  transport: Transport,
+  setKey: string,
+  act: (raws: string[]) => Promise<boolean[]>,
+): Promise<number> {
+  let total = 0;
+  let stuck = 0;
+  for (;;) {
+    const reply = await transport.call("ZRANGE", setKey, stuck, stuck + 99);
+    const raws = (Array.isArray(reply) ? reply : []).map(String);
+    if (raws.length === 0) return total;
+    const moved = await act(raws);
+    for (let i = 0; i < raws.length; i++) {
+      if (moved[i]) total++;
+      else if (!readable(raws[i])) stuck++; // left in the set: step over it
+    }
+  }
+}
+
+function readable(raw: string): boolean {
+  try {
+    parsePayload(raw);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * A queue as Sidekiq's API sees it (`Sidekiq::Queue`): list, size, latency,
+ * paging, find, delete and clear.
+ *
+ * @module
+ */
+import type { Client } from "../client.ts";
+import { enqueuedLatency, JobRecord } from "./job_record.ts";
+import { arr, checkJid, checkPage, invalid, num, str } from "./util.ts";
+
+/** Jobs read per LRANGE when iterating. */
+const PAGE_SIZE = 50;
+
+/**
+ * One queue: the `queue:<name>` list and its entry in `queues`.
+ *
+ * @example
+ * ```ts
+ * const queue = new Queue(client, "default");
+ * await queue.size();    // 3
+ * await queue.latency(); // 1.25 (seconds the oldest job has waited)
+ * for await (const job of queue) if (job.klass === "HardJob") await queue.delete(job);
+ * ```
+ */
+export class Queue implements AsyncIterable<JobRecord> {
+  #client: Client;
+  #name: string;
+
+  /**
+   * Opens a queue by name.
+   *
+   * @param client The client whose transport and key prefix to use.
+   * @param name The queue name; `"default"` when omitted.
+   */
+  constructor(client: Client, name: string = "default") {
+    if (typeof name !== "string" || name === "") throw invalid("open queue", "name", "a non-empty string", name);
+    this.#client = client;
+    this.#name = name;
+  }
+
+  /**
+   * Every known queue (the `queues` set), sorted by name.
+   *
+   * @example
+   * ```ts
+   * const names = (await Queue.all(client)).map((q) => q.name); // ["critical", "default"]
+   * ```
+   */
+  static async all(client: Client): Promise<Queue[]> {
+    const names = arr(await client.transport.call("SMEMBERS", client.keys.queues)).map((n) => str(n) ?? "");
+    return names.filter((n) => n !== "").sort().map((n) => new Queue(client, n));
+  }
+
+  /** The queue name. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /**
+   * How many jobs wait in the queue (LLEN).
+   *
+   * @example
+   * ```ts
+   * await new Queue(client, "default").size(); // 3
+   * ```
+   */
+  async size(): Promise<number> {
+    return num(await this.#client.transport.call("LLEN", this.#key()));
+  }
+
+  /**
+   * Seconds the oldest job has waited, from its `enqueued_at` (float seconds
+   * or Sidekiq 8 integer milliseconds); 0 for an empty queue.
+   *
+   * @example
+   * ```ts
+   * if (await queue.latency() > 60) alert("queue is backing up");
+   * ```
+   */
+  async latency(): Promise<number> {
+    return enqueuedLatency(str(await this.#client.transport.call("LINDEX", this.#key(), -1)));
+  }
+
+  /**
+   * `count` jobs from position `start`, newest first (LRANGE).
+   *
+   * @example
+   * ```ts
+   * const firstPage = await queue.page(0, 25);
+   * ```
+   */
+  async page(start: number = 0, count: number = PAGE_SIZE): Promise<JobRecord[]> {
+    checkPage("page queue", start, count);
+    const raws = arr(await this.#client.transport.call("LRANGE", this.#key(), start, start + count - 1));
+    return raws.map((raw) => new JobRecord(str(raw) ?? "", this.#name));
+  }
+
+  /**
+   * Every job, newest first, a page at a time. Like Sidekiq's `each`, jobs
+   * removed while iterating (by workers or by you) do not make it skip any.
+   *
+   * @example
+   * ```ts
+   * for await (const job of queue.each()) console.log(job.jid);
+   * ```
+   */
+  async *each(): AsyncGenerator<JobRecord, void, undefined> {
+    const initial = await this.size();
+    let deleted = 0;
+    for (let page = 0;; page++) {
+      const start = Math.max(0, page * PAGE_SIZE - deleted);
+      const raws = arr(await this.#client.transport.call("LRANGE", this.#key(), start, start + PAGE_SIZE - 1));
+      if (raws.length === 0) return;
+      for (const raw of raws) yield new JobRecord(str(raw) ?? "", this.#name);
+      deleted = initial - await this.size();
+    }
+  }
+
+  /** Same as {@link Queue.each}. */
+  [Symbol.asyncIterator](): AsyncGenerator<JobRecord, void, undefined> {
+    return this.each();
+  }
+
+  /**
+   * The job with this jid, or `null`. Walks the queue: O(n).
+   *
+   * @example
+   * ```ts
+   * const job = await queue.findJob("2f8b0c4e9a1d3b5c7e9f0a1b");
+   * if (job) await queue.delete(job);
+   * ```
+   */
+  async findJob(jid: string): Promise<JobRecord | null> {
+    checkJid("find job", jid);
+    for await (const record of this.each()) {
+      if (record.value.includes(jid) && record.jid === jid) return record;
+    }
+    return null;
+  }
+
+  /**
+   * Removes one job (LREM of its exact raw string). Resolves to whether it
+   * was still there.
+   *
+   * @example
+   * ```ts
+   * const [oldest] = await queue.page(0, 1);
+   * await queue.delete(oldest); // true
+   * ```
+   */
+  async delete(job: JobRecord | string): Promise<boolean> {
+    const raw = job instanceof JobRecord ? job.value : job;
+    if (typeof raw !== "string") throw invalid("delete job", "job", "a JobRecord or a raw job string", job);
+    return num(await this.#client.transport.call("LREM", this.#key(), 1, raw)) > 0;
+  }
+
+  /**
+   * Deletes the queue and its entry in `queues`, in one MULTI.
+   *
+   * @example
+   * ```ts
+   * await new Queue(client, "low").clear();
+   * ```
+   */
+  async clear(): Promise<boolean> {
+    const k = this.#client.keys;
+    await this.#client.transport.pipeline([["UNLINK", this.#key()], ["SREM", k.queues, this.#name]], { atomic: true });
+    return true;
+  }
+
+  #key(): string {
+    return this.#client.keys.queue(this.#name);
+  }
+}

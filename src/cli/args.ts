@@ -1,0 +1,348 @@
+/**
+ * Command-line parsing for the `edgekiq` binary: Sidekiq's flags, plus the
+ * `enqueue` and `stats` subcommands. Pure: no I/O, so every rule is
+ * unit-testable without spawning a process.
+ *
+ * @module
+ */
+import { ConfigError } from "../errors.ts";
+
+/** What the command line asks for. */
+export type CliCommand = "run" | "enqueue" | "stats" | "help" | "version";
+
+/**
+ * A bad flag, a bad config file or a missing job module: the user's mistake,
+ * so the CLI prints the message (no stack) and exits with code 2.
+ *
+ * @example
+ * ```ts
+ * try { parseArgs(["-c", "zero"]); } catch (e) {
+ *   if (e instanceof UsageError) console.error(e.message); // -c/--concurrency must be ...
+ * }
+ * ```
+ */
+export class UsageError extends ConfigError {
+  /** The process exit code for usage errors. */
+  readonly exitCode = 2;
+}
+
+/** The parsed command line. Fields left undefined were not given. */
+export interface CliArgs {
+  command: CliCommand;
+  /** `-r/--require`: the module exporting the jobs. */
+  require?: string;
+  /** `-q/--queue`, in order (each `name` or `name,weight`). */
+  queues: string[];
+  /** `-c/--concurrency`. */
+  concurrency?: number;
+  /** `-t/--timeout`, seconds. */
+  timeout?: number;
+  /** `-g/--tag`. */
+  tag?: string;
+  /** `-C/--config`: a JSON config file. */
+  config?: string;
+  /** `-e/--environment`: picks `environments.<name>` from the config file. */
+  environment?: string;
+  /** `--redis-url`. */
+  redisUrl?: string;
+  /** `--json` (true) / `--no-json` (false); undefined: JSON unless stdout is a terminal. */
+  json?: boolean;
+  /** `-v/--verbose`: debug logging. */
+  verbose: boolean;
+  /** `enqueue <Class>`: the wire class name. */
+  className?: string;
+  /** `enqueue --args`: the job's arguments (a JSON array). */
+  args?: unknown[];
+  /** `enqueue --in`: seconds from now. */
+  in?: number;
+}
+
+interface FlagSpec {
+  long: string;
+  short?: string;
+  /** Takes a value. */
+  value: boolean;
+  /** Commands it is valid with; every command when absent. */
+  only?: readonly CliCommand[];
+}
+
+const FLAGS: readonly FlagSpec[] = [
+  { long: "require", short: "r", value: true, only: ["run"] },
+  { long: "queue", short: "q", value: true, only: ["run", "enqueue"] },
+  { long: "concurrency", short: "c", value: true, only: ["run"] },
+  { long: "timeout", short: "t", value: true, only: ["run"] },
+  { long: "tag", short: "g", value: true, only: ["run"] },
+  { long: "config", short: "C", value: true },
+  { long: "environment", short: "e", value: true },
+  { long: "redis-url", value: true },
+  { long: "json", value: false },
+  { long: "no-json", value: false },
+  { long: "verbose", short: "v", value: false },
+  { long: "help", short: "h", value: false },
+  { long: "version", short: "V", value: false },
+  { long: "args", value: true, only: ["enqueue"] },
+  { long: "in", value: true, only: ["enqueue"] },
+];
+
+const COMMANDS: readonly CliCommand[] = ["run", "enqueue", "stats", "help", "version"];
+
+/** The `--help` text. */
+export const HELP = `edgekiq: Sidekiq's job model for Node, Bun and Deno
+
+Usage:
+  edgekiq [run] -r <jobs module> [options]     run a worker
+  edgekiq enqueue <Class> [--args '<json array>'] [-q queue] [--in seconds]
+  edgekiq stats                                 processed, failed, queues, sets, processes
+
+Worker options:
+  -r, --require <file>       module whose exports are the jobs (every defineJob() result counts);
+                             it may also export \`config\` (same keys as the config file)
+  -q, --queue <name[,weight]> queue to process, repeatable (default: default)
+  -c, --concurrency <n>      jobs run at once (default 10)
+  -t, --timeout <seconds>    shutdown timeout before running jobs are put back (default 25)
+  -g, --tag <tag>            process tag shown in the Web UI (default: the directory name)
+
+Common options:
+  -C, --config <file.json>   config file: { queues, concurrency, timeout, tag, require, redisUrl, ...,
+                             environments: { production: { ... } } }
+  -e, --environment <name>   config section to apply (default: APP_ENV, NODE_ENV or development)
+      --redis-url <url>      redis://, rediss:// (TCP) or https:// (Upstash REST; token from
+                             UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
+                             UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379
+      --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal)
+  -v, --verbose              debug logging
+  -h, --help                 this text
+  -V, --version              print the version
+
+Precedence: flags, then the config file's environment section, the config file, the module's
+\`config\` export, then defaults. Bad flags or config exit with code 2.
+
+Under Node, a TypeScript jobs module needs a loader: \`npx tsx node_modules/edgekiq/src/cli.ts -r jobs.ts\`
+(Bun and Deno run TypeScript directly).
+`;
+
+/**
+ * Parses `argv` (without the runtime and script paths). Throws
+ * {@link UsageError} naming the offending flag.
+ *
+ * @example
+ * ```ts
+ * parseArgs(["-r", "jobs.ts", "-q", "critical,3", "-q", "default", "-c", "5"]);
+ * // { command: "run", require: "jobs.ts", queues: ["critical,3", "default"], concurrency: 5, ... }
+ * parseArgs(["enqueue", "HardJob", "--args", '["bob", 5]']);
+ * // { command: "enqueue", className: "HardJob", args: ["bob", 5], ... }
+ * ```
+ */
+export function parseArgs(argv: readonly string[]): CliArgs {
+  const given: Array<{ spec: FlagSpec; name: string; value?: string }> = [];
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i];
+    if (token === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!token.startsWith("-") || token === "-") {
+      positionals.push(token);
+      continue;
+    }
+    let spec: FlagSpec | undefined;
+    let name: string;
+    let inline: string | undefined;
+    if (token.startsWith("--")) {
+      const eq = token.indexOf("=");
+      const long = eq === -1 ? token.slice(2) : token.slice(2, eq);
+      if (eq !== -1) inline = token.slice(eq + 1);
+      spec = FLAGS.find((f) => f.long === long);
+      name = `--${long}`;
+    } else {
+      const short = token[1];
+      spec = FLAGS.find((f) => f.short === short);
+      name = `-${short}`;
+      if (token.length > 2) inline = token[2] === "=" ? token.slice(3) : token.slice(2);
+    }
+    if (!spec) throw new UsageError(`unknown flag '${name}'`);
+    const label = flagLabel(spec);
+    if (!spec.value) {
+      if (inline !== undefined) throw new UsageError(`${label} takes no value: got '${inline}'`);
+      given.push({ spec, name });
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`${label} needs a value`);
+      value = argv[++i];
+    }
+    given.push({ spec, name, value });
+  }
+
+  let command: CliCommand = "run";
+  const explicit = positionals.length > 0 && (COMMANDS as readonly string[]).includes(positionals[0]);
+  if (explicit) command = positionals.shift() as CliCommand;
+  if (given.some((g) => g.spec.long === "help")) command = "help";
+  else if (given.some((g) => g.spec.long === "version")) command = "version";
+
+  const out: CliArgs = { command, queues: [], verbose: false };
+  if (command === "help" || command === "version") return out;
+
+  if (command === "enqueue") {
+    if (positionals.length === 0) {
+      throw new UsageError("enqueue needs a job class name: edgekiq enqueue <Class> --args '[...]'");
+    }
+    out.className = positionals.shift();
+  }
+  if (positionals.length) {
+    throw new UsageError(
+      !explicit
+        ? `unknown command '${positionals[0]}' (commands: run, enqueue, stats)`
+        : `unexpected argument '${positionals[0]}'`,
+    );
+  }
+
+  const seen = new Set<string>();
+  for (const { spec, value } of given) {
+    const label = flagLabel(spec);
+    if (spec.only && !spec.only.includes(command)) {
+      throw new UsageError(
+        `${label} is not valid with '${command}' (only with ${spec.only.map((c) => `'${c}'`).join(", ")})`,
+      );
+    }
+    if (spec.long !== "queue" && seen.has(spec.long)) throw new UsageError(`${label} given more than once`);
+    seen.add(spec.long);
+    const v = value as string;
+    switch (spec.long) {
+      case "require":
+        out.require = nonEmpty(label, v);
+        break;
+      case "queue":
+        out.queues.push(queueSpec(label, v));
+        break;
+      case "concurrency":
+        out.concurrency = wholeNumber(label, v, 1);
+        break;
+      case "timeout":
+        out.timeout = positiveNumber(label, v);
+        break;
+      case "tag":
+        out.tag = v;
+        break;
+      case "config":
+        out.config = nonEmpty(label, v);
+        break;
+      case "environment":
+        out.environment = nonEmpty(label, v);
+        break;
+      case "redis-url":
+        out.redisUrl = checkRedisUrl(label, v);
+        break;
+      case "json":
+      case "no-json":
+        if (out.json !== undefined) throw new UsageError("--json and --no-json given together");
+        out.json = spec.long === "json";
+        break;
+      case "verbose":
+        out.verbose = true;
+        break;
+      case "args":
+        out.args = jsonArray(label, v);
+        break;
+      case "in": {
+        const n = Number(v);
+        if (v.trim() === "" || !Number.isFinite(n) || n < 0) {
+          throw new UsageError(`${label} must be a number of seconds >= 0: got '${v}'`);
+        }
+        out.in = n;
+        break;
+      }
+    }
+  }
+  if (command === "enqueue" && out.queues.length > 1) throw new UsageError("enqueue takes one -q/--queue");
+  if (command === "enqueue" && out.queues[0]?.includes(",")) {
+    throw new UsageError(`-q/--queue for enqueue is a queue name without a weight: got '${out.queues[0]}'`);
+  }
+  return out;
+}
+
+function flagLabel(spec: FlagSpec): string {
+  return spec.short ? `-${spec.short}/--${spec.long}` : `--${spec.long}`;
+}
+
+function nonEmpty(label: string, value: string): string {
+  if (value.trim() === "") throw new UsageError(`${label} needs a non-empty value`);
+  return value;
+}
+
+function wholeNumber(label: string, value: string, min: number): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min) {
+    throw new UsageError(`${label} must be a whole number >= ${min}: got '${value}'`);
+  }
+  return n;
+}
+
+function positiveNumber(label: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${label} must be a number > 0: got '${value}'`);
+  }
+  return n;
+}
+
+/**
+ * Checks one queue spec, `name` or `name,weight` (weight a whole number >= 0),
+ * and returns it normalised (`"critical,3"`). `label` names the flag or config
+ * path in the error.
+ *
+ * @example
+ * ```ts
+ * queueSpec("-q/--queue", " critical , 3 "); // "critical,3"
+ * queueSpec("-q/--queue", "a b");            // throws UsageError
+ * ```
+ */
+export function queueSpec(label: string, spec: string): string {
+  const parts = spec.split(",").map((s) => s.trim());
+  const [name, weight] = parts;
+  if (!name || !/^[^\s,]+$/.test(name) || parts.length > 2) {
+    throw new UsageError(`${label} must be "name" or "name,weight": got '${spec}'`);
+  }
+  if (weight === undefined) return name;
+  const w = Number(weight);
+  if (weight === "" || !Number.isInteger(w) || w < 0) {
+    throw new UsageError(`${label} weight must be a whole number >= 0: got '${spec}'`);
+  }
+  return `${name},${w}`;
+}
+
+/**
+ * Checks a Redis URL's scheme: `redis:`/`rediss:` (TCP) or `https:`/`http:`
+ * (an Upstash-compatible REST endpoint).
+ *
+ * @example
+ * ```ts
+ * checkRedisUrl("--redis-url", "redis://127.0.0.1:6379"); // returned as is
+ * checkRedisUrl("--redis-url", "localhost:6379");         // throws UsageError
+ * ```
+ */
+export function checkRedisUrl(label: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${label} must be a URL (redis://, rediss:// or https://): got '${value}'`);
+  }
+  if (!["redis:", "rediss:", "https:", "http:"].includes(url.protocol)) {
+    throw new UsageError(`${label} must use redis://, rediss:// or https://: got '${value}'`);
+  }
+  return value;
+}
+
+function jsonArray(label: string, value: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new UsageError(`${label} must be a JSON array: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new UsageError(`${label} must be a JSON array: got ${value}`);
+  return parsed;
+}

@@ -1,0 +1,190 @@
+/**
+ * Serverless entry points: hono routes a cron service (Cloudflare Cron
+ * Triggers, Vercel Cron, Deno Deploy cron, QStash schedules, GitHub Actions)
+ * can hit to promote scheduled jobs and drain the queues within a time
+ * budget, answering JSON counts.
+ *
+ * - `POST /poll`: promote due scheduled and retry jobs, prune dead
+ *   processes, recover orphans ({@link pollOnce});
+ * - `POST /drain`: run queued jobs until empty or out of budget ({@link drain});
+ * - `POST /tick`: both, poll first: the handler to point a cron at (also
+ *   `GET /tick`, since Vercel Cron sends GET).
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import { Client, type ClientMiddleware } from "../client.ts";
+import { ConfigError } from "../errors.ts";
+import { describe } from "../payload.ts";
+import { drain, type DrainOptions, type DrainResult } from "../server/drain.ts";
+import { pollOnce, type PollResult } from "../server/poller.ts";
+import type { Transport } from "../transport/transport.ts";
+
+/**
+ * Who may call the routes: a shared secret sent as `Authorization: Bearer
+ * <secret>` (compared in constant time), or a verifier given the request
+ * and the platform's env bindings (`c.env`).
+ */
+export type CronAuth<E = unknown> = string | ((req: Request, env: E) => boolean | Promise<boolean>);
+
+/** Options for {@link pollAndDrain}. */
+export interface TickOptions extends Omit<DrainOptions, "budgetMs"> {
+  /** Budget for the poll and the drain together, ms; default 10,000. */
+  budgetMs?: number;
+  /** Client middleware applied to promoted jobs, as a worker's poller does. */
+  clientMiddleware?: ClientMiddleware[];
+  /** Recoveries of one orphaned job before it is buried; default 3. */
+  maxRecoveries?: number;
+}
+
+/** Options for {@link cronRoutes}. */
+export interface CronRoutesOptions<E extends object = Record<string, unknown>> extends Omit<TickOptions, "transport"> {
+  /**
+   * The transport, or a function of the env bindings returning it (on
+   * Cloudflare the Upstash URL and token arrive as bindings per request).
+   * Cache the transport inside the function: it is called per request.
+   */
+  transport: Transport | ((env: E) => Transport);
+  /** Required: a bearer secret or a verifier. Failing requests get a 401. */
+  auth: CronAuth<E>;
+}
+
+/** What `/tick` answers: the poll's and the drain's counts. */
+export interface TickResult {
+  poll: PollResult;
+  drain: DrainResult;
+}
+
+const DEFAULT_BUDGET_MS = 10_000;
+
+/**
+ * One cron tick without HTTP: poll, then drain for what is left of the
+ * budget. Use it from a platform's scheduled handler.
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   fetch: app.fetch,
+ *   async scheduled(_event, env, ctx) {
+ *     ctx.waitUntil(pollAndDrain({ transport: transportFor(env), jobs: [SendEmail], budgetMs: 25_000 }));
+ *   },
+ * };
+ * ```
+ */
+export async function pollAndDrain(options: TickOptions): Promise<TickResult> {
+  const started = Date.now();
+  const budgetMs = options.budgetMs ?? DEFAULT_BUDGET_MS;
+  if (typeof budgetMs !== "number" || !(budgetMs > 0)) {
+    throw new ConfigError(`Cannot run a cron tick as 'budgetMs' must be > 0: current value is ${describe(budgetMs)}`);
+  }
+  const poll = await pollOnce({
+    client: pollClient(options),
+    logger: options.logger,
+    maxRecoveries: options.maxRecoveries,
+    onError: options.onError,
+  });
+  const left = Math.max(1, budgetMs - (Date.now() - started));
+  return { poll, drain: await drain({ ...options, budgetMs: left }) };
+}
+
+function pollClient(options: Omit<TickOptions, "budgetMs">): Client {
+  return new Client({
+    transport: options.transport,
+    prefix: options.prefix,
+    timeFormat: options.timeFormat,
+    middleware: options.clientMiddleware,
+  });
+}
+
+/**
+ * Checks `Authorization: Bearer <secret>` in constant time (both sides are
+ * hashed first, so neither the content nor the length leaks through timing).
+ *
+ * @example
+ * ```ts
+ * if (!(await verifyBearer(request, env.CRON_SECRET))) return new Response("no", { status: 401 });
+ * ```
+ */
+export async function verifyBearer(req: Request, secret: string | undefined): Promise<boolean> {
+  if (typeof secret !== "string" || secret === "") return false;
+  const header = req.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  const given = match ? match[1].trim() : "";
+  const encoder = new TextEncoder();
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(given)),
+    crypto.subtle.digest("SHA-256", encoder.encode(secret)),
+  ]);
+  const x = new Uint8Array(a);
+  const y = new Uint8Array(b);
+  let diff = given === "" ? 1 : 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+/**
+ * Builds the cron routes as a hono sub-app: mount it with
+ * `app.route("/cron", cronRoutes({...}))`. Every route is `POST`, requires
+ * `auth`, and answers JSON: `{ poll }`, `{ drain }` or `{ poll, drain }`;
+ * 401 `{ error: "unauthorized" }` without valid auth; 500 `{ error }` if
+ * Redis fails.
+ *
+ * @example
+ * ```ts
+ * import { type Context, Hono } from "hono";
+ * import { cronRoutes } from "edgekiq/web";
+ * const app = new Hono();
+ * app.route("/cron", cronRoutes({ transport, jobs: [SendEmail], queues: ["default"], budgetMs: 25_000, auth: secret }));
+ * // curl -X POST -H "Authorization: Bearer $CRON_SECRET" https://app.example/cron/tick
+ * // {"poll":{"promoted":1,...},"drain":{"processed":3,"failed":0,"remaining":0,...}}
+ * ```
+ */
+export function cronRoutes<E extends object = Record<string, unknown>>(
+  options: CronRoutesOptions<E>,
+): Hono<{ Bindings: E }> {
+  const { auth, transport, ...rest } = options ?? ({} as CronRoutesOptions<E>);
+  if (typeof auth === "string" ? auth === "" : typeof auth !== "function") {
+    throw new ConfigError(
+      `Cannot build cron routes as 'auth' must be a non-empty secret or a verifier function: current value is ${
+        describe(auth)
+      }`,
+    );
+  }
+  if (!transport) throw new ConfigError("Cannot build cron routes as 'transport' is required");
+  if (!rest.jobs) throw new ConfigError("Cannot build cron routes as 'jobs' is required");
+  const budgetMs = rest.budgetMs ?? DEFAULT_BUDGET_MS;
+  if (typeof budgetMs !== "number" || !(budgetMs > 0)) {
+    throw new ConfigError(`Cannot build cron routes as 'budgetMs' must be > 0: current value is ${describe(budgetMs)}`);
+  }
+  const resolve = (env: E): Transport => typeof transport === "function" ? transport(env) : transport;
+
+  const app = new Hono<{ Bindings: E }>();
+  app.use("*", async (c, next) => {
+    const ok = typeof auth === "string" ? await verifyBearer(c.req.raw, auth) : await auth(c.req.raw, c.env);
+    if (ok !== true) {
+      return c.json({ error: "unauthorized" }, 401, { "WWW-Authenticate": 'Bearer realm="edgekiq"' });
+    }
+    await next();
+  });
+  app.onError((error, c) => {
+    rest.onError?.(error, { context: `cron ${c.req.path}` });
+    return c.json({ error: error instanceof Error ? error.message : String(error) }, 500);
+  });
+  app.post("/poll", async (c) => {
+    const t = resolve(c.env);
+    const poll = await pollOnce({
+      client: pollClient({ ...rest, transport: t }),
+      logger: rest.logger,
+      maxRecoveries: rest.maxRecoveries,
+      onError: rest.onError,
+    });
+    return c.json({ poll });
+  });
+  app.post("/drain", async (c) => c.json({ drain: await drain({ ...rest, transport: resolve(c.env), budgetMs }) }));
+  const tick = async (c: Context<{ Bindings: E }>) =>
+    c.json(await pollAndDrain({ ...rest, transport: resolve(c.env), budgetMs }));
+  app.post("/tick", tick);
+  app.get("/tick", tick); // Vercel Cron sends GET
+
+  return app;
+}
