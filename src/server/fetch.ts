@@ -15,6 +15,7 @@
  */
 import type { Keys } from "../keys.ts";
 import { FETCH } from "../scripts/fetch.ts";
+import { RELEASE } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { RedisArg, Transport } from "../transport/transport.ts";
 import type { QueueList } from "./queues.ts";
@@ -101,13 +102,18 @@ export class Fetcher {
   }
 
   /**
-   * Drops the registration after a clean stop, once every private list has
-   * been emptied (acknowledged or requeued).
+   * Drops the registration after a clean stop. Anything still in a private
+   * list (nothing runs any more) goes back to its queue first. Returns how
+   * many jobs went back.
    */
-  async unregister(): Promise<void> {
-    if (!this.#o.reliable) return;
-    const lists = this.#o.queues.names.map((q) => this.privateList(q));
-    await this.#o.transport.call("HDEL", this.#o.keys.inflightRegistry, ...lists);
+  async unregister(): Promise<number> {
+    if (!this.#o.reliable) return 0;
+    let n = 0;
+    for (const q of this.#o.queues.names) {
+      const list = this.privateList(q);
+      n += await this.#o.transport.script(RELEASE, [list, this.#o.keys.queue(q), this.#o.keys.inflightRegistry], [list]);
+    }
+    return n;
   }
 
   /** Records a finished job; it is sent with the next fetch or flush. */

@@ -10,7 +10,7 @@ import { after, before } from "node:test";
 import type { Transport } from "../../src/transport/transport.ts";
 import { memoryTransport } from "../../src/transport/memory.ts";
 import { spawnSync } from "node:child_process";
-const { testRedis } = await import("./redis.ts").catch(() => ({ testRedis: async () => null }));
+import { testRedis } from "./redis.ts";
 
 let availability: boolean | undefined;
 /** Whether a real Redis can be had: REDIS_URL, or redis-server on PATH. Loud when not. */
@@ -45,25 +45,14 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
  */
 export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Target[] {
   const targets: Target[] = [];
+  // EDGEKIQ_TEST_TARGETS=memory,ioredis narrows the matrix while developing.
+  const only = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.EDGEKIQ_TEST_TARGETS;
+  const picked = only ? names.filter((n) => only.split(",").includes(n)) : names;
+  const wanted = picked.includes("memory") || !redisAvailable() ? picked.filter((n) => n === "memory" || redisAvailable()) : picked;
   const opened: Transport[] = [];
   let server: Awaited<ReturnType<typeof testRedis>> = null;
   let gateway: { url: string; stop(): Promise<void> } | undefined;
   let admin: Transport | undefined;
-
-  before(async () => {
-    if (!targets.some((t) => t.name !== "memory")) return;
-    server = await testRedis();
-    if (server) {
-      const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
-      admin = ioredisTransport({ url: server.url });
-    }
-  });
-  after(async () => {
-    await Promise.allSettled(opened.map((t) => t.close()));
-    await admin?.close();
-    await gateway?.stop();
-    await server?.stop();
-  });
 
   const shared = memoryTransport();
   if (wanted.includes("memory")) {
@@ -78,10 +67,6 @@ export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Targ
     await admin.call("FLUSHDB");
     await admin.call("SCRIPT", "FLUSH");
   };
-  // EDGEKIQ_TEST_TARGETS=memory,ioredis narrows the matrix while developing.
-  const only = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.EDGEKIQ_TEST_TARGETS;
-  const picked = only ? names.filter((n) => only.split(",").includes(n)) : names;
-  const wanted = picked.includes("memory") || !redisAvailable() ? picked.filter((n) => n === "memory" || redisAvailable()) : picked;
   const real = (name: TargetName, make: (url: string) => Promise<Transport>): Target => ({
     name,
     get url() {
@@ -109,6 +94,22 @@ export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Targ
       return upstashTransport({ url: gateway.url, token: "test-token" });
     }));
   }
+  // Registered last: node:test may run a root-level before() at once.
+  before(async () => {
+    if (!targets.some((t) => t.name !== "memory")) return;
+    server = await testRedis();
+    if (server) {
+      const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
+      admin = ioredisTransport({ url: server.url });
+    }
+  });
+  after(async () => {
+    await Promise.allSettled(opened.map((t) => t.close()));
+    await admin?.close();
+    await gateway?.stop();
+    await server?.stop();
+  });
+
   return targets;
 }
 
