@@ -32,7 +32,7 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = await createClient({ transport: redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
-    child.proc.kill("SIGTERM");
+    child.signal("SIGTERM");
     assert.equal(await child.exited, 0, child.output());
     assert.match(child.output(), new RegExp(`performed ${jid}`));
     assert.match(child.output(), /worker exited/);
@@ -47,14 +47,14 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = await createClient({ transport: redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
-    child.proc.kill("SIGTTIN");
+    child.signal("SIGTTIN");
     await child.waitFor(new RegExp(`running job.*${jid}`));
-    child.proc.kill("SIGTSTP");
+    child.signal("SIGTSTP");
     await waitFor(async () => (await redis.call("HGET", identity, "quiet")) === "true", "quiet flag");
-    child.proc.kill("SIGINT");
+    child.signal("SIGINT");
     await child.waitFor(/shutting down/);
     const t0 = Date.now();
-    child.proc.kill("SIGINT");
+    child.signal("SIGINT");
     await child.exited;
     assert.ok(Date.now() - t0 < 5000, "second INT exits well before the 60 s timeout");
     const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
@@ -68,7 +68,7 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     await child.waitFor(/ready (\S+)/);
     const jid = await createClient({ transport: redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
-    child.proc.kill("SIGKILL");
+    child.signal("SIGKILL");
     await child.exited;
     const killedAt = Date.now();
     const ran: string[] = [];

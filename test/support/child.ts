@@ -15,6 +15,11 @@ export interface Child {
   output(): string;
   /** Resolves with the exit code (or signal name). */
   exited: Promise<number | string>;
+  /**
+   * Sends a signal by pid. (Deno's ChildProcess#kill reports the child as
+   * killed by that signal even when it handled it and exited 0.)
+   */
+  signal(name: NodeJS.Signals): void;
   /** Waits for a line matching `re` in the output. */
   waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
@@ -35,6 +40,7 @@ export function spawnFixture(name: string, env: Record<string, string>): Child {
     proc,
     output: () => out,
     exited,
+    signal: (name) => void process.kill(proc.pid!, name),
     async waitFor(re, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
