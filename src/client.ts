@@ -227,8 +227,9 @@ export class Client implements JobPusher {
     for (let i = 0; i < scheduled.length; i += batchSize * 2) {
       batches.push([["ZADD", this.#keys.schedule, ...scheduled.slice(i, i + batchSize * 2)]]);
     }
-    // Batches go out together: the transport pipelines them on one connection.
-    await Promise.all(batches.map((batch) => this.#transport.pipeline(batch, { atomic: true })));
+    // One batch at a time: a transport may run MULTIs on separate
+    // connections, and queue order across batches must hold.
+    for (const batch of batches) await this.#transport.pipeline(batch, { atomic: true });
     return payloads.map((p) => (p ? p.jid : null));
   }
 
