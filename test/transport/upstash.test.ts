@@ -1,0 +1,65 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Redis } from "@upstash/redis";
+import { upstashTransport } from "../../src/transport/upstash.ts";
+import { TransportError } from "../../src/errors.ts";
+import { testRedis, type TestRedis } from "../support/redis.ts";
+import { startUpstashGateway, type UpstashGateway } from "../support/upstash-gateway.ts";
+import { conformance } from "./conformance.ts";
+
+conformance("upstash (REST gateway)", async () => {
+  const server = await testRedis();
+  if (!server) return null;
+  const gateway = await startUpstashGateway({ redisUrl: server.url, token: "t0k3n" });
+  const transport = upstashTransport({ url: gateway.url, token: "t0k3n" });
+  return {
+    transport,
+    flushScripts: async () => void await transport.call("SCRIPT", "FLUSH"),
+    close: async () => {
+      await transport.close();
+      await gateway.stop();
+      await server.stop();
+    },
+  };
+});
+
+describe("upstash gateway fixture", () => {
+  let server: TestRedis | null;
+  let gateway: UpstashGateway | undefined;
+  before(async () => {
+    server = await testRedis();
+    if (server) gateway = await startUpstashGateway({ redisUrl: server.url, token: "t0k3n" });
+  });
+  after(async () => {
+    await gateway?.stop();
+    await server?.stop();
+  });
+
+  it("answers 401 without the bearer token", async () => {
+    if (!gateway) return;
+    const res = await fetch(gateway.url, { method: "POST", body: '["PING"]' });
+    assert.equal(res.status, 401);
+    const client = upstashTransport({ url: gateway.url, token: "wrong" });
+    await assert.rejects(client.call("PING"), TransportError);
+  });
+
+  it("speaks base64 when asked, which @upstash/redis does by default", async () => {
+    if (!gateway) return;
+    const raw = await fetch(gateway.url, {
+      method: "POST",
+      headers: { authorization: "Bearer t0k3n", "upstash-encoding": "base64" },
+      body: JSON.stringify(["ECHO", "héllo"]),
+    });
+    assert.deepEqual(await raw.json(), { result: btoa(String.fromCharCode(...new TextEncoder().encode("héllo"))) });
+    const redis = new Redis({ url: gateway.url, token: "t0k3n", automaticDeserialization: false, enableTelemetry: false });
+    await redis.set("k", "日本");
+    assert.equal(await redis.get("k"), "日本");
+  });
+
+  it("refuses blocking commands with a clear error", async () => {
+    if (!gateway) return;
+    const t = upstashTransport({ url: gateway.url, token: "t0k3n" });
+    assert.equal(t.blocking, false);
+    await assert.rejects(t.call("BRPOP", "q", 1), /does not block/);
+  });
+});
