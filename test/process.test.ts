@@ -64,7 +64,12 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
 
   it("SIGKILL mid-job: a survivor recovers the job within the heartbeat TTL plus one poll", async () => {
     await redis.call("FLUSHDB");
-    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "forever", HB: "1", TTL: "2" });
+    const child = spawnFixture("signal-worker.ts", {
+      EDGEKIQ_TEST_URL: server!.url,
+      JOB_MS: "forever",
+      HB: "1",
+      TTL: "2",
+    });
     await child.waitFor(/ready (\S+)/);
     const jid = await createClient({ transport: redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
@@ -72,11 +77,16 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     await child.exited;
     const killedAt = Date.now();
     const ran: string[] = [];
-    const Rerun = defineJob({ name: "SleepJob", perform(ctx) { ran.push(ctx.jid); } });
+    const Rerun = defineJob({
+      name: "SleepJob",
+      perform(ctx) {
+        ran.push(ctx.jid);
+      },
+    });
     const survivor = testWorker(redis, { jobs: [Rerun], poller: true, pollIntervalAverage: 0.5, logger: silentLogger });
     await survivor.run();
     try {
-      await waitFor(() => ran.includes(jid), "recovered job to run again", 15_000);
+      await waitFor(() => ran.includes(jid!), "recovered job to run again", 15_000);
     } finally {
       await survivor.stop();
     }
