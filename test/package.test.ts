@@ -1,20 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../mod.ts";
+import { impureFiles } from "./support/purity.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const deno = JSON.parse(readFileSync(join(root, "deno.json"), "utf8"));
-
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : [path];
-  });
-}
 
 describe("packaging", () => {
   it("npm and JSR export the same subpaths, pointing at the same sources", () => {
@@ -48,12 +42,7 @@ describe("packaging", () => {
 });
 
 describe("core purity", () => {
-  it("only src/runtime/ and the adapters touch node:*, Deno, Bun or process", () => {
-    const allowed = /^src\/(runtime\/|transport\/(ioredis|bun|upstash)\.ts$|cli\.ts$|cli\/)/;
-    const offenders = walk(join(root, "src"))
-      .map((p) => p.slice(root.length).replace(/\\/g, "/"))
-      .filter((rel) => rel.endsWith(".ts") && !allowed.test(rel))
-      .filter((rel) => /from ['"]node:|\bDeno\.|\bBun\.|\bprocess\./.test(readFileSync(join(root, rel), "utf8")));
-    assert.deepEqual(offenders, []);
+  it("only src/runtime/, the adapters and the CLI touch node:*, Deno, Bun or process", () => {
+    assert.deepEqual(impureFiles(root.replace(/\/$/, "")), []);
   });
 });

@@ -24,7 +24,7 @@ const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH"]);
 
 /**
  * Creates a memory transport with an empty keyspace. Share one instance
- * between a client and a worker in the same process.
+ * between a client and a worker in one program.
  *
  * Pending blocking pops resolve to `null` (a timeout) when the transport is
  * closed, so a closing worker is never left hanging and no timer stays open.
