@@ -46,7 +46,14 @@ export type { Keys } from "./src/keys.ts";
 export { memoryTransport } from "./src/transport/memory.ts";
 export { defineScript } from "./src/transport/script.ts";
 export type { Script, ScriptRedis, ScriptTwin } from "./src/transport/script.ts";
-export type { Command, PipelineOptions, RedisArg, RedisReply, Transport, TransportCounters } from "./src/transport/transport.ts";
+export type {
+  Command,
+  PipelineOptions,
+  RedisArg,
+  RedisReply,
+  Transport,
+  TransportCounters,
+} from "./src/transport/transport.ts";
 export { createWorker } from "./src/server/launcher.ts";
 export type { CapsuleConfig, Worker, WorkerEvent, WorkerOptions } from "./src/server/launcher.ts";
 export { Poller, pollOnce } from "./src/server/poller.ts";
@@ -60,4 +67,29 @@ export type { RecoveryOptions, RecoveryResult } from "./src/server/recovery.ts";
 export { currentRuntime, runtimeKey } from "./src/runtime/detect.ts";
 export type { Runtime, RuntimeKey, SignalName } from "./src/runtime/runtime.ts";
 export type { StandardSchemaV1 } from "./src/standard_schema.ts";
+export {
+  DeadSet,
+  JobRecord,
+  JobSet,
+  Process,
+  ProcessSet,
+  Queue,
+  RetrySet,
+  ScheduledSet,
+  SortedEntry,
+  Stats,
+  Workers,
+} from "./src/api/mod.ts";
+export type {
+  DeadSetKillOptions,
+  JobSetName,
+  JobSetOptions,
+  PageOptions,
+  ProcessData,
+  ProcessSignal,
+  StatName,
+  StatsHistory,
+  StatsSnapshot,
+  Work,
+} from "./src/api/mod.ts";
 export { VERSION } from "./src/version.ts";

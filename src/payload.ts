@@ -118,7 +118,9 @@ export function serializePayload(payload: JobPayload, format: TimeFormat): strin
     if (!first) out += ",";
     first = false;
     out += JSON.stringify(field) + ":";
-    out += TIME_FIELDS.has(field) && typeof value === "number" && Number.isInteger(value)
+    // Only seconds-sized values: a Sidekiq 8 job's integer milliseconds stay
+    // integers, or Ruby would read them as seconds millennia from now.
+    out += TIME_FIELDS.has(field) && typeof value === "number" && Number.isInteger(value) && value < 1e11
       ? `${value}.0`
       : JSON.stringify(value);
   }
@@ -148,7 +150,9 @@ export function parsePayload(raw: string): JobPayload {
   }
   const job = value as Record<string, unknown>;
   if (typeof job.class !== "string" || job.class === "") {
-    throw new PayloadError(`Cannot read job as 'class' must be a non-empty string: current value is ${describe(job.class)}`);
+    throw new PayloadError(
+      `Cannot read job as 'class' must be a non-empty string: current value is ${describe(job.class)}`,
+    );
   }
   if (!Array.isArray(job.args)) {
     throw new PayloadError(`Cannot read job as 'args' must be an array: current value is ${describe(job.args)}`);

@@ -1,18 +1,38 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, createRegistry, defineJob, parsePayload, PayloadError, serializePayload, toEpochMs } from "../mod.ts";
+import {
+  ConfigError,
+  createRegistry,
+  defineJob,
+  parsePayload,
+  PayloadError,
+  serializePayload,
+  toEpochMs,
+} from "../mod.ts";
 import { assertJsonSafe, newJids } from "../src/payload.ts";
 
 describe("payload", () => {
   it("writes a whole-second time with a fraction, so Ruby reads a Float, not Sidekiq 8 millis", () => {
     const json = serializePayload(
-      { class: "A", args: [{ created_at: 5 }], queue: "q", jid: "j", created_at: 1700000000, enqueued_at: 1700000000.25 },
+      {
+        class: "A",
+        args: [{ created_at: 5 }],
+        queue: "q",
+        jid: "j",
+        created_at: 1700000000,
+        enqueued_at: 1700000000.25,
+      },
       "seconds",
     );
     assert.match(json, /"created_at":1700000000\.0[,}]/);
     assert.match(json, /"enqueued_at":1700000000\.25[,}]/);
     assert.match(json, /\[\{"created_at":5\}\]/, "nested fields are untouched");
     assert.equal(JSON.parse(json).created_at, 1700000000);
+  });
+
+  it("leaves a Sidekiq 8 job's integer-millisecond times alone when rewriting it", () => {
+    const json = serializePayload({ class: "A", args: [], queue: "q", jid: "j", created_at: 1700000000123 }, "seconds");
+    assert.match(json, /"created_at":1700000000123[,}]/);
   });
 
   it("reads both time formats by magnitude", () => {
@@ -42,7 +62,12 @@ describe("payload", () => {
       [[() => 1], /args\[0\] is a function/],
       [[{ "bad key": new Date() }], /args\[0\]\["bad key"\] is a Date/],
     ];
-    for (const [args, re] of cases) assert.throws(() => assertJsonSafe(args, "args"), (e: unknown) => e instanceof PayloadError && re.test((e as Error).message));
+    for (const [args, re] of cases) {
+      assert.throws(
+        () => assertJsonSafe(args, "args"),
+        (e: unknown) => e instanceof PayloadError && re.test((e as Error).message),
+      );
+    }
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     assert.throws(() => assertJsonSafe([cyclic], "args"), /args\[0\]\.self is a circular reference/);
@@ -60,7 +85,8 @@ describe("defineJob and the registry", () => {
   it("validates options eagerly with Sidekiq-style messages", () => {
     assert.throws(
       () => defineJob({ name: "X", retry: -1, perform() {} }),
-      (e: unknown) => e instanceof ConfigError && e.message === "Cannot define job X as 'retry' must be >= 0: current value is -1",
+      (e: unknown) =>
+        e instanceof ConfigError && e.message === "Cannot define job X as 'retry' must be >= 0: current value is -1",
     );
     assert.throws(() => defineJob({ name: "", perform() {} }), /'name' must be a non-empty string/);
     assert.throws(() => defineJob({ name: "X", queue: "a b", perform() {} }), /'queue' must be a non-empty string/);
@@ -72,7 +98,9 @@ describe("defineJob and the registry", () => {
     const A = defineJob({ name: "A", perform() {} });
     const registry = createRegistry({ A, notAJob: 42 });
     assert.equal(registry.get("A"), A);
-    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty"]) assert.equal(registry.get(name), undefined);
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {
+      assert.equal(registry.get(name), undefined);
+    }
     assert.throws(() => createRegistry([A, defineJob({ name: "A", perform() {} })]), /twice/);
   });
 });
