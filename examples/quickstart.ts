@@ -36,7 +36,10 @@ const worker = createWorker({ transport, jobs: [HardJob, Flaky], concurrency: 5,
 await worker.run();
 const deadline = Date.now() + 10_000;
 while (Date.now() < deadline) {
-  const [queued, scheduled, retries] = await transport.pipeline([["LLEN", "queue:default"], ["ZCARD", "schedule"], ["ZCARD", "retry"]]);
+  const [queued, scheduled, retries] = await transport.pipeline([["LLEN", "queue:default"], ["ZCARD", "schedule"], [
+    "ZCARD",
+    "retry",
+  ]]);
   if (queued === 0 && scheduled === 0 && retries === 0 && attempts >= 2 && worker.capsules[0].busy.size === 0) break;
   await new Promise((r) => setTimeout(r, 100));
 }

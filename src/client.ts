@@ -8,8 +8,16 @@
  */
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
-import { keys, type Keys } from "./keys.ts";
-import { assertJsonSafe, describe, type JobPayload, newJids, serializePayload, type TimeFormat, wireTime } from "./payload.ts";
+import { type Keys, keys } from "./keys.ts";
+import {
+  assertJsonSafe,
+  describe,
+  type JobPayload,
+  newJids,
+  serializePayload,
+  type TimeFormat,
+  wireTime,
+} from "./payload.ts";
 import type { Command, Transport } from "./transport/transport.ts";
 
 /** What a client middleware sees besides the payload. */
@@ -94,7 +102,11 @@ export class Client implements JobPusher {
     this.#middleware = options.middleware ?? [];
     this.#format = options.timeFormat ?? "seconds";
     if (this.#format !== "seconds" && this.#format !== "millis") {
-      throw new ConfigError(`Cannot create client as 'timeFormat' must be "seconds" or "millis": current value is ${describe(this.#format)}`);
+      throw new ConfigError(
+        `Cannot create client as 'timeFormat' must be "seconds" or "millis": current value is ${
+          describe(this.#format)
+        }`,
+      );
     }
     this.#maxBytes = positiveInt("maxPayloadBytes", options.maxPayloadBytes ?? 512 * 1024);
     this.#batchSize = positiveInt("bulkBatchSize", options.bulkBatchSize ?? 1000);
@@ -147,7 +159,9 @@ export class Client implements JobPusher {
     options: BulkPushOptions = {},
   ): Promise<(string | null)[]> {
     if (!Array.isArray(argsList)) {
-      throw new PayloadError(`Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`);
+      throw new PayloadError(
+        `Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`,
+      );
     }
     if (Array.isArray(options.at) && options.at.length !== argsList.length) {
       throw new PayloadError(
@@ -166,11 +180,19 @@ export class Client implements JobPusher {
     const job = typeof jobOrName === "string" ? undefined : jobOrName;
     const className = typeof jobOrName === "string" ? jobOrName : jobOrName?.name;
     if (typeof className !== "string" || className === "") {
-      throw new PayloadError(`Cannot push job as the job must be a defineJob() result or a class name: current value is ${describe(jobOrName)}`);
+      throw new PayloadError(
+        `Cannot push job as the job must be a defineJob() result or a class name: current value is ${
+          describe(jobOrName)
+        }`,
+      );
     }
     const queue = options.queue ?? job?.options.queue ?? "default";
     if (typeof queue !== "string" || !/^[^\s,]+$/.test(queue)) {
-      throw new PayloadError(`Cannot push job as 'queue' must be a non-empty string without spaces or commas: current value is ${describe(queue)}`);
+      throw new PayloadError(
+        `Cannot push job as 'queue' must be a non-empty string without spaces or commas: current value is ${
+          describe(queue)
+        }`,
+      );
     }
     const retry = options.retry ?? job?.options.retry ?? true;
     if (typeof retry !== "boolean" && !(Number.isInteger(retry) && retry >= 0)) {
@@ -313,7 +335,11 @@ export function createClient(options: ClientOptions): Client {
  * resolveRunAt(5, undefined, Date.now());  // 5 s from now (below 1e9)
  * ```
  */
-export function resolveRunAt(at: Date | number | undefined, inSeconds: number | undefined, nowMs: number): number | undefined {
+export function resolveRunAt(
+  at: Date | number | undefined,
+  inSeconds: number | undefined,
+  nowMs: number,
+): number | undefined {
   let ms: number | undefined;
   if (at !== undefined && inSeconds !== undefined) {
     throw new PayloadError("Cannot push job as 'at' and 'in' are both set: give one");
@@ -323,12 +349,16 @@ export function resolveRunAt(at: Date | number | undefined, inSeconds: number | 
     if (Number.isNaN(ms)) throw new PayloadError("Cannot push job as 'at' is an invalid Date");
   } else if (at !== undefined) {
     if (typeof at !== "number" || !Number.isFinite(at)) {
-      throw new PayloadError(`Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describe(at)}`);
+      throw new PayloadError(
+        `Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describe(at)}`,
+      );
     }
     ms = at < 1e9 ? nowMs + at * 1000 : at * 1000;
   } else if (inSeconds !== undefined) {
     if (typeof inSeconds !== "number" || !Number.isFinite(inSeconds)) {
-      throw new PayloadError(`Cannot push job as 'in' must be a number of seconds: current value is ${describe(inSeconds)}`);
+      throw new PayloadError(
+        `Cannot push job as 'in' must be a number of seconds: current value is ${describe(inSeconds)}`,
+      );
     }
     ms = nowMs + inSeconds * 1000;
   }
@@ -337,7 +367,9 @@ export function resolveRunAt(at: Date | number | undefined, inSeconds: number | 
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) {
-    throw new ConfigError(`Cannot create client as '${name}' must be a whole number > 0: current value is ${describe(value)}`);
+    throw new ConfigError(
+      `Cannot create client as '${name}' must be a whole number > 0: current value is ${describe(value)}`,
+    );
   }
   return value;
 }

@@ -136,7 +136,9 @@ export function defineJob<S extends StandardSchemaV1<unknown[], unknown[]>>(
   spec: JobSpecWithSchema<S>,
 ): Job<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>>;
 export function defineJob<A extends unknown[]>(spec: JobSpec<A>): Job<A, A>;
-export function defineJob(spec: JobSpec<unknown[]> | JobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>>): AnyJob {
+export function defineJob(
+  spec: JobSpec<unknown[]> | JobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>>,
+): AnyJob {
   const name = spec.name;
   if (typeof name !== "string" || name.trim() === "") {
     throw new ConfigError(`Cannot define job as 'name' must be a non-empty string: current value is ${describe(name)}`);
@@ -193,7 +195,9 @@ export function validateJobOptions(
     o.retryQueue = spec.retryQueue;
   }
   if (spec.retryFor !== undefined) {
-    if (typeof spec.retryFor !== "number" || !(spec.retryFor > 0)) throw fail("'retryFor' must be > 0 seconds", spec.retryFor);
+    if (typeof spec.retryFor !== "number" || !(spec.retryFor > 0)) {
+      throw fail("'retryFor' must be > 0 seconds", spec.retryFor);
+    }
     o.retryFor = spec.retryFor;
   }
   if (spec.dead !== undefined) {

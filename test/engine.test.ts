@@ -23,7 +23,12 @@ for (const target of matrix()) {
 
     it("runs jobs in FIFO order within a queue", async () => {
       const seen: number[] = [];
-      const Ordered = defineJob({ name: "Ordered", perform(_ctx, n: number) { seen.push(n); } });
+      const Ordered = defineJob({
+        name: "Ordered",
+        perform(_ctx, n: number) {
+          seen.push(n);
+        },
+      });
       const client = createClient({ transport: redis });
       await client.pushBulk(Ordered, Array.from({ length: 50 }, (_, i) => [i]));
       worker = testWorker(redis, { jobs: [Ordered], concurrency: 1 });
@@ -60,12 +65,21 @@ for (const target of matrix()) {
     it("serves weighted queues in proportion to their weights", async () => {
       const counts: Record<string, number> = { high: 0, low: 0 };
       const firsts: string[] = [];
-      const W = defineJob({ name: "W", perform(ctx) { firsts.push(ctx.queue); counts[ctx.queue]++; } });
+      const W = defineJob({
+        name: "W",
+        perform(ctx) {
+          firsts.push(ctx.queue);
+          counts[ctx.queue]++;
+        },
+      });
       const client = createClient({ transport: redis });
       await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "high" });
       await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "low" });
       // prefetch 0 and concurrency 1: every fetch takes one job from the first queue of a fresh weighted order.
-      worker = testWorker(redis, { jobs: [W], capsules: { main: { queues: ["high,3", "low,1"], concurrency: 1, prefetch: 0 } } });
+      worker = testWorker(redis, {
+        jobs: [W],
+        capsules: { main: { queues: ["high,3", "low,1"], concurrency: 1, prefetch: 0 } },
+      });
       await worker.run();
       await waitFor(() => firsts.length >= 400, "400 jobs");
       await worker.stop();
@@ -76,13 +90,22 @@ for (const target of matrix()) {
     });
 
     it("retries a failure with Sidekiq's fields and delay window", async () => {
-      const Fails = defineJob({ name: "Fails", backtrace: 3, perform() { throw new TypeError("boom"); } });
+      const Fails = defineJob({
+        name: "Fails",
+        backtrace: 3,
+        perform() {
+          throw new TypeError("boom");
+        },
+      });
       const client = createClient({ transport: redis });
       const jid = await client.push(Fails, []);
       worker = testWorker(redis, { jobs: [Fails] });
       const t0 = Date.now() / 1000;
       await worker.run();
-      const entry = await waitFor(async () => ((await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]), "retry entry")
+      const entry = await waitFor(
+        async () => ((await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]),
+        "retry entry",
+      )
         .then(async () => {
           await waitFor(async () => Number(await redis.call("ZCARD", "retry")) === 1, "retry zset");
           return (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
@@ -108,15 +131,22 @@ for (const target of matrix()) {
       const Fails = defineJob({
         name: "Fails",
         retry: 2,
-        retriesExhausted(job) { exhausted.push(job.jid); },
-        perform() { throw new Error("again"); },
+        retriesExhausted(job) {
+          exhausted.push(job.jid);
+        },
+        perform() {
+          throw new Error("again");
+        },
       });
       const client = createClient({ transport: redis });
       await client.push(Fails, [], { extra: { retry_count: 0, failed_at: Date.now() / 1000 - 100 } });
       await client.push(Fails, [], { extra: { retry_count: 1, failed_at: Date.now() / 1000 - 100 } });
       worker = testWorker(redis, { jobs: [Fails], deathHandlers: [(job) => void deaths.push(job.jid)] });
       await worker.run();
-      await waitFor(async () => deaths.length === 1 && Number(await redis.call("ZCARD", "retry")) === 1, "one retry, one death");
+      await waitFor(
+        async () => deaths.length === 1 && Number(await redis.call("ZCARD", "retry")) === 1,
+        "one retry, one death",
+      );
       const [retried] = ((await redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
       assert.equal(retried.retry_count, 1);
       assert.equal(typeof retried.retried_at, "number");
@@ -129,13 +159,56 @@ for (const target of matrix()) {
     it("honours retryIn verdicts, Discard, retry: false and dead: false", async () => {
       const deaths: string[] = [];
       const jobs = [
-        defineJob({ name: "Custom", retryIn: () => 1000, perform() { throw new Error("x"); } }),
-        defineJob({ name: "Kill", retryIn: () => "kill", perform() { throw new Error("x"); } }),
-        defineJob({ name: "DiscardIn", retryIn: () => "discard", perform() { throw new Error("x"); } }),
-        defineJob({ name: "Thrown", perform() { throw new Discard("nope"); } }),
-        defineJob({ name: "NoRetry", retry: false, perform() { throw new Error("x"); } }),
-        defineJob({ name: "NoMorgue", retry: 0, dead: false, perform() { throw new Error("x"); } }),
-        defineJob({ name: "Exhausted", retry: 0, retriesExhausted: () => "discard", perform() { throw new Error("x"); } }),
+        defineJob({
+          name: "Custom",
+          retryIn: () => 1000,
+          perform() {
+            throw new Error("x");
+          },
+        }),
+        defineJob({
+          name: "Kill",
+          retryIn: () => "kill",
+          perform() {
+            throw new Error("x");
+          },
+        }),
+        defineJob({
+          name: "DiscardIn",
+          retryIn: () => "discard",
+          perform() {
+            throw new Error("x");
+          },
+        }),
+        defineJob({
+          name: "Thrown",
+          perform() {
+            throw new Discard("nope");
+          },
+        }),
+        defineJob({
+          name: "NoRetry",
+          retry: false,
+          perform() {
+            throw new Error("x");
+          },
+        }),
+        defineJob({
+          name: "NoMorgue",
+          retry: 0,
+          dead: false,
+          perform() {
+            throw new Error("x");
+          },
+        }),
+        defineJob({
+          name: "Exhausted",
+          retry: 0,
+          retriesExhausted: () => "discard",
+          perform() {
+            throw new Error("x");
+          },
+        }),
       ];
       const client = createClient({ transport: redis });
       for (const job of jobs) await client.push(job, []);
@@ -153,12 +226,25 @@ for (const target of matrix()) {
 
     it("buries bad payloads with a reason and keeps going", async () => {
       let ran = 0;
-      const Typed = defineJob({ name: "Typed", args: v.tuple([v.number()]), perform() { ran++; } });
+      const Typed = defineJob({
+        name: "Typed",
+        args: v.tuple([v.number()]),
+        perform() {
+          ran++;
+        },
+      });
       await redis.pipeline([
         ["SADD", "queues", "default"],
-        ["LPUSH", "queue:default", "{not json", '{"args":[1],"jid":"a1","queue":"default"}', '{"class":"Typed","jid":"a2","queue":"default"}',
-          '{"class":"Nobody","args":[],"jid":"a3","queue":"default"}', '{"class":"Typed","args":["x"],"jid":"a4","queue":"default","custom":7}',
-          '{"class":"Typed","args":[1],"jid":"ok","queue":"default"}'],
+        [
+          "LPUSH",
+          "queue:default",
+          "{not json",
+          '{"args":[1],"jid":"a1","queue":"default"}',
+          '{"class":"Typed","jid":"a2","queue":"default"}',
+          '{"class":"Nobody","args":[],"jid":"a3","queue":"default"}',
+          '{"class":"Typed","args":["x"],"jid":"a4","queue":"default","custom":7}',
+          '{"class":"Typed","args":[1],"jid":"ok","queue":"default"}',
+        ],
       ]);
       worker = testWorker(redis, { jobs: [Typed] });
       await worker.run();
@@ -166,7 +252,8 @@ for (const target of matrix()) {
       const dead = await deadEntries(redis);
       const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
       // Unreadable payloads are kept whole as args[0] of a readable envelope.
-      const wrapped = (needle: string) => dead.find((j) => j.class === "Edgekiq::InvalidPayload" && String(j.args[0]).includes(needle))!;
+      const wrapped = (needle: string) =>
+        dead.find((j) => j.class === "Edgekiq::InvalidPayload" && String(j.args[0]).includes(needle))!;
       assert.deepEqual(wrapped("{not json").args, ["{not json"]);
       assert.match(wrapped("{not json").error_message!, /not valid JSON/);
       assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
@@ -180,27 +267,56 @@ for (const target of matrix()) {
 
     it("counts processed and failed, flushed on demand into Sidekiq's stat keys", async () => {
       const Ok = defineJob({ name: "Ok", perform() {} });
-      const Bad = defineJob({ name: "Bad", retry: false, perform() { throw new Error("x"); } });
+      const Bad = defineJob({
+        name: "Bad",
+        retry: false,
+        perform() {
+          throw new Error("x");
+        },
+      });
       const client = createClient({ transport: redis });
       await client.pushBulk(Ok, [[], [], []]);
       await client.push(Bad, []);
       let finished = 0;
-      worker = testWorker(redis, { jobs: [Ok, Bad], middleware: [async (_j, _p, _q, next) => { try { await next(); } finally { finished++; } }] });
+      worker = testWorker(redis, {
+        jobs: [Ok, Bad],
+        middleware: [async (_j, _p, _q, next) => {
+          try {
+            await next();
+          } finally {
+            finished++;
+          }
+        }],
+      });
       await worker.run();
       await waitFor(() => finished === 4, "4 jobs");
       const trips = redis.counters.roundTrips;
       await worker.flushStats();
       assert.equal(redis.counters.roundTrips - trips, 1, "one round trip for all counters");
       const day = new Date().toISOString().slice(0, 10);
-      assert.deepEqual(await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`), ["4", "1", "4", "1"]);
+      assert.deepEqual(
+        await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
+        ["4", "1", "4", "1"],
+      );
     });
 
     it("server middleware can skip a job", async () => {
       let ran = 0;
-      const Skipped = defineJob({ name: "Skipped", perform() { ran++; } });
+      const Skipped = defineJob({
+        name: "Skipped",
+        perform() {
+          ran++;
+        },
+      });
       await createClient({ transport: redis }).pushBulk(Skipped, [[1], [2]]);
       const seen: unknown[] = [];
-      worker = testWorker(redis, { jobs: [Skipped], middleware: [(_job, payload, _q, next) => { seen.push(payload.args[0]); return payload.args[0] === 1 ? undefined : next(); }] });
+      worker = testWorker(redis, {
+        jobs: [Skipped],
+        middleware: [(_job, payload, _q, next) => {
+          seen.push(payload.args[0]);
+          return payload.args[0] === 1 ? undefined : next();
+        }],
+      });
       await worker.run();
       await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
       await worker.stop();
@@ -209,7 +325,12 @@ for (const target of matrix()) {
 
     it("basic fetch runs jobs too (BRPOP)", async () => {
       let ran = 0;
-      const B = defineJob({ name: "B", perform() { ran++; } });
+      const B = defineJob({
+        name: "B",
+        perform() {
+          ran++;
+        },
+      });
       worker = testWorker(redis, { jobs: [B], fetch: "basic" });
       await worker.run();
       await createClient({ transport: redis }).pushBulk(B, Array.from({ length: 30 }, () => []));
@@ -219,7 +340,12 @@ for (const target of matrix()) {
 
     it("picks up a job pushed while idle (blocking fetch wakes)", async () => {
       let ran = 0;
-      const Idle = defineJob({ name: "Idle", perform() { ran++; } });
+      const Idle = defineJob({
+        name: "Idle",
+        perform() {
+          ran++;
+        },
+      });
       worker = testWorker(redis, { jobs: [Idle], blockSeconds: 5 });
       await worker.run();
       await new Promise((r) => setTimeout(r, 50));

@@ -23,14 +23,26 @@ for (const target of matrix()) {
     it("heartbeat registers the process and its in-flight work as Sidekiq does", async () => {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
-      const Busy = defineJob({ name: "Busy", async perform() { await gate; } });
+      const Busy = defineJob({
+        name: "Busy",
+        async perform() {
+          await gate;
+        },
+      });
       const jid = await createClient({ transport: redis }).push(Busy, [1]);
-      worker = testWorker(redis, { jobs: [Busy], concurrency: 3, tag: "app", labels: ["blue"], queues: ["default", "other"] });
+      worker = testWorker(redis, {
+        jobs: [Busy],
+        concurrency: 3,
+        tag: "app",
+        labels: ["blue"],
+        queues: ["default", "other"],
+      });
       await worker.run();
       await waitFor(() => worker!.capsules[0].busy.size === 1, "job running");
       await worker.beat();
       assert.deepEqual(await redis.call("SMEMBERS", "processes"), [worker.identity]);
-      const [infoJson, busy, beat, quiet, concurrency] = (await redis.call("HMGET", worker.identity, "info", "busy", "beat", "quiet", "concurrency")) as string[];
+      const [infoJson, busy, beat, quiet, concurrency] =
+        (await redis.call("HMGET", worker.identity, "info", "busy", "beat", "quiet", "concurrency")) as string[];
       const info = JSON.parse(infoJson);
       assert.equal(info.identity, worker.identity);
       assert.equal(info.concurrency, 3);
@@ -72,7 +84,13 @@ for (const target of matrix()) {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
       let started = 0;
-      const Held = defineJob({ name: "Held", async perform() { started++; await gate; } });
+      const Held = defineJob({
+        name: "Held",
+        async perform() {
+          started++;
+          await gate;
+        },
+      });
       await createClient({ transport: redis }).pushBulk(Held, Array.from({ length: 10 }, () => []));
       worker = testWorker(redis, { jobs: [Held], concurrency: 2 });
       await worker.run();
@@ -91,7 +109,10 @@ for (const target of matrix()) {
       const Stubborn = defineJob({ name: "Stubborn", perform: () => new Promise(() => {}) });
       const Polite = defineJob({
         name: "Polite",
-        perform: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener("abort", () => (aborted++, reject(ctx.signal.reason)))),
+        perform: (ctx) =>
+          new Promise((_, reject) =>
+            ctx.signal.addEventListener("abort", () => (aborted++, reject(ctx.signal.reason)))
+          ),
       });
       const client = createClient({ transport: redis });
       const a = await client.push(Stubborn, []);
@@ -103,7 +124,8 @@ for (const target of matrix()) {
       await worker.stop();
       assert.ok(Date.now() - t0 < 4500, "stop bounded by timeout + 3 s grace");
       assert.equal(aborted, 1);
-      const queued = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r).jid).sort();
+      const queued = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r).jid)
+        .sort();
       assert.deepEqual(queued, [a, b].sort());
       assert.equal(await redis.call("LLEN", privateList(worker)), 0);
       assert.equal(await redis.call("ZCARD", "retry"), 0);
@@ -140,14 +162,21 @@ for (const target of matrix()) {
         get(t, prop, receiver) {
           if (prop === "call") {
             return (cmd: string, ...args: (string | number)[]) =>
-              cmd === "ZADD" && args[0] === "retry" ? Promise.reject(new Error("READONLY You can't write against a read only replica.")) : t.call(cmd, ...args);
+              cmd === "ZADD" && args[0] === "retry"
+                ? Promise.reject(new Error("READONLY You can't write against a read only replica."))
+                : t.call(cmd, ...args);
           }
           const value = Reflect.get(t, prop, receiver);
           return typeof value === "function" ? value.bind(t) : value;
         },
       });
       const errors: string[] = [];
-      const Fails = defineJob({ name: "Fails", perform() { throw new Error("x"); } });
+      const Fails = defineJob({
+        name: "Fails",
+        perform() {
+          throw new Error("x");
+        },
+      });
       await createClient({ transport: redis }).push(Fails, []);
       worker = testWorker(failing, { jobs: [Fails], onError: (_e, ctx) => void errors.push(String(ctx.context)) });
       await worker.run();
@@ -160,11 +189,30 @@ for (const target of matrix()) {
     it("poller promotes due scheduled and retry jobs in batches, with enqueued_at and middleware", async () => {
       const client = createClient({ transport: redis });
       const now = Date.now() / 1000;
-      const due = Array.from({ length: 250 }, (_, i) => [String(now - 10), JSON.stringify({ class: "S", args: [i], queue: i % 2 ? "a" : "b", jid: `j${i}` })]);
+      const due = Array.from(
+        { length: 250 },
+        (_, i) => [String(now - 10), JSON.stringify({ class: "S", args: [i], queue: i % 2 ? "a" : "b", jid: `j${i}` })],
+      );
       await redis.call("ZADD", "schedule", ...due.flat());
-      await redis.call("ZADD", "retry", String(now - 1), JSON.stringify({ class: "R", args: [], queue: "a", jid: "r1", retry_count: 0 }));
-      await redis.call("ZADD", "schedule", String(now + 3600), JSON.stringify({ class: "F", args: [], queue: "a", jid: "future" }));
-      const tagged = createClient({ transport: redis, middleware: [(p, _c, next) => { p.promoted = true; return next(); }] });
+      await redis.call(
+        "ZADD",
+        "retry",
+        String(now - 1),
+        JSON.stringify({ class: "R", args: [], queue: "a", jid: "r1", retry_count: 0 }),
+      );
+      await redis.call(
+        "ZADD",
+        "schedule",
+        String(now + 3600),
+        JSON.stringify({ class: "F", args: [], queue: "a", jid: "future" }),
+      );
+      const tagged = createClient({
+        transport: redis,
+        middleware: [(p, _c, next) => {
+          p.promoted = true;
+          return next();
+        }],
+      });
       const poller = new Poller({ client: tagged, logger: silentLogger });
       const trips = redis.counters.roundTrips;
       const result = await poller.runOnce();
@@ -182,11 +230,20 @@ for (const target of matrix()) {
 
     it("poller prunes dead processes once a minute and recovers orphans, burying poison pills", async () => {
       const poisoned: string[] = [];
-      const poller = new Poller({ client: createClient({ transport: redis }), logger: silentLogger, onPoison: (raw) => void poisoned.push(raw) });
+      const poller = new Poller({
+        client: createClient({ transport: redis }),
+        logger: silentLogger,
+        onPoison: (raw) => void poisoned.push(raw),
+      });
       const ghost = "ghost:1:abcdefabcdef";
       const list = k.inflight(ghost, "default");
       const raw = JSON.stringify({ class: "X", args: [], queue: "default", jid: "orphan1" });
-      await redis.pipeline([["SADD", "processes", ghost], ["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+      await redis.pipeline([["SADD", "processes", ghost], ["LPUSH", list, raw], [
+        "HSET",
+        "edgekiq:inflight",
+        list,
+        ghost,
+      ]]);
       const r1 = await poller.runOnce();
       assert.equal(r1.pruned, 1);
       assert.equal(r1.recovered, 1);
@@ -194,7 +251,12 @@ for (const target of matrix()) {
       assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0);
       // Two more crashes with the same job: the third recovery buries it.
       for (let i = 0; i < 2; i++) {
-        await redis.pipeline([["RPOP", "queue:default"], ["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+        await redis.pipeline([["RPOP", "queue:default"], ["LPUSH", list, raw], [
+          "HSET",
+          "edgekiq:inflight",
+          list,
+          ghost,
+        ]]);
         await poller.runOnce();
       }
       assert.deepEqual(poisoned, [raw]);
@@ -205,7 +267,12 @@ for (const target of matrix()) {
     it("never recovers a live process's private list", async () => {
       const alive = "alive:1:abcdefabcdef";
       const list = k.inflight(alive, "default");
-      await redis.pipeline([["HSET", alive, "info", "{}"], ["LPUSH", list, "{}"], ["HSET", "edgekiq:inflight", list, alive]]);
+      await redis.pipeline([["HSET", alive, "info", "{}"], ["LPUSH", list, "{}"], [
+        "HSET",
+        "edgekiq:inflight",
+        list,
+        alive,
+      ]]);
       const r = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
       assert.equal(r.recovered, 0);
       assert.equal(await redis.call("LLEN", list), 1);

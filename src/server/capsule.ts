@@ -12,7 +12,7 @@
  */
 import type { Logger } from "../logger.ts";
 import type { Fetcher, UnitOfWork } from "./fetch.ts";
-import { processUnit, type ProcessorDeps } from "./processor.ts";
+import { type ProcessorDeps, processUnit } from "./processor.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */
 export interface BusyUnit {

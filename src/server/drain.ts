@@ -9,7 +9,7 @@
  */
 import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
-import { silentLogger, type Logger } from "../logger.ts";
+import { type Logger, silentLogger } from "../logger.ts";
 import { describe, newJids, type TimeFormat } from "../payload.ts";
 import { createRegistry, type JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
@@ -83,12 +83,15 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   }
   const concurrency = options.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new ConfigError(`Cannot drain as 'concurrency' must be a whole number >= 1: current value is ${describe(concurrency)}`);
+    throw new ConfigError(
+      `Cannot drain as 'concurrency' must be a whole number >= 1: current value is ${describe(concurrency)}`,
+    );
   }
   const runtime = currentRuntime();
   const logger = options.logger ?? silentLogger;
-  const onError = options.onError ?? ((error: unknown, context: Record<string, unknown>) =>
-    logger.error(String((error as Error)?.stack ?? error), context));
+  const onError = options.onError ??
+    ((error: unknown, context: Record<string, unknown>) =>
+      logger.error(String((error as Error)?.stack ?? error), context));
   const k = makeKeys(options.prefix);
   const timeFormat = options.timeFormat ?? "seconds";
   const queues = parseQueues(options.queues ?? ["default"]);
@@ -127,7 +130,14 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
       transport,
       keys: k,
       registry: createRegistry(options.jobs ?? []),
-      retry: new JobRetry({ transport, keys: k, timeFormat, logger, deathHandlers: options.deathHandlers ?? [], onError }),
+      retry: new JobRetry({
+        transport,
+        keys: k,
+        timeFormat,
+        logger,
+        deathHandlers: options.deathHandlers ?? [],
+        onError,
+      }),
       middleware: options.middleware ?? [],
       stats,
       logger,

@@ -111,7 +111,9 @@ export class Fetcher {
     let n = 0;
     for (const q of this.#o.queues.names) {
       const list = this.privateList(q);
-      n += await this.#o.transport.script(RELEASE, [list, this.#o.keys.queue(q), this.#o.keys.inflightRegistry], [list]);
+      n += await this.#o.transport.script(RELEASE, [list, this.#o.keys.queue(q), this.#o.keys.inflightRegistry], [
+        list,
+      ]);
     }
     return n;
   }
@@ -165,7 +167,7 @@ export class Fetcher {
   async #script(order: string[], max: number): Promise<UnitOfWork[]> {
     const k = this.#o.keys;
     const keys = order.map((q) => k.queue(q));
-    if (this.#o.reliable) for (const q of order) keys.push(this.privateList(q));
+    if (this.#o.reliable) { for (const q of order) keys.push(this.privateList(q)); }
     const argv: RedisArg[] = [max, this.#ackCount];
     if (this.#ackCount > 0) {
       // Acks name their queue by index into this call's order; a queue
@@ -215,7 +217,14 @@ export class Fetcher {
     // weighted order) so every queue is watched in turn; the batch script
     // before each block checks all of them.
     const queue = order[this.#rotation++ % order.length];
-    const raw = await this.#o.transport.call("BLMOVE", k.queue(queue), this.privateList(queue), "RIGHT", "LEFT", seconds);
+    const raw = await this.#o.transport.call(
+      "BLMOVE",
+      k.queue(queue),
+      this.privateList(queue),
+      "RIGHT",
+      "LEFT",
+      seconds,
+    );
     return typeof raw === "string" ? [{ queue, raw }] : [];
   }
 }

@@ -95,7 +95,9 @@ export class Heartbeat {
       ],
       ["EXPIRE", k.process(identity), ttl],
       ["UNLINK", k.work(identity)],
-      ...(work.length ? [["HSET", k.work(identity), ...work] as Command, ["EXPIRE", k.work(identity), ttl] as Command] : []),
+      ...(work.length
+        ? [["HSET", k.work(identity), ...work] as Command, ["EXPIRE", k.work(identity), ttl] as Command]
+        : []),
       ...drained.commands,
       ["RPOP", k.signals(identity)],
     ];

@@ -148,21 +148,35 @@ export function createWorker(options: WorkerOptions): Worker {
   const beatMs = seconds("heartbeatInterval", options.heartbeatInterval ?? 10) * 1000;
   const ttl = Math.ceil(seconds("heartbeatTtl", options.heartbeatTtl ?? 60));
   const identity = `${runtime.hostname()}:${runtime.pid}:${newJids(1)[0].slice(0, 12)}`;
-  const onError = options.onError ?? ((error: unknown, context: Record<string, unknown>) =>
-    logger.error(String((error as Error)?.stack ?? error), context));
+  const onError = options.onError ??
+    ((error: unknown, context: Record<string, unknown>) =>
+      logger.error(String((error as Error)?.stack ?? error), context));
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
   const stats = new Stats();
-  const retry = new JobRetry({ transport, keys: k, timeFormat, logger, deathHandlers: options.deathHandlers ?? [], onError });
+  const retry = new JobRetry({
+    transport,
+    keys: k,
+    timeFormat,
+    logger,
+    deathHandlers: options.deathHandlers ?? [],
+    onError,
+  });
   const reliable = (options.fetch ?? "reliable") === "reliable";
   if (options.fetch !== undefined && options.fetch !== "reliable" && options.fetch !== "basic") {
-    throw new ConfigError(`Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(options.fetch)}`);
+    throw new ConfigError(
+      `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(options.fetch)}`,
+    );
   }
   const configs: Record<string, CapsuleConfig> = options.capsules ??
     { default: { queues: options.queues ?? ["default"], concurrency: options.concurrency ?? 10 } };
   const capsules = Object.entries(configs).map(([name, config]) => {
     const concurrency = config.concurrency ?? 10;
     if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ConfigError(`Cannot create capsule '${name}' as 'concurrency' must be a whole number >= 1: current value is ${describe(concurrency)}`);
+      throw new ConfigError(
+        `Cannot create capsule '${name}' as 'concurrency' must be a whole number >= 1: current value is ${
+          describe(concurrency)
+        }`,
+      );
     }
     const queues = parseQueues(config.queues);
     return new Capsule({
@@ -209,7 +223,16 @@ export function createWorker(options: WorkerOptions): Worker {
     embedded: false,
   };
   let quiet = false;
-  const heartbeat = new Heartbeat({ transport, keys: k, info, capsules, stats, ttl, rss: runtime.rss, quiet: () => quiet });
+  const heartbeat = new Heartbeat({
+    transport,
+    keys: k,
+    info,
+    capsules,
+    stats,
+    ttl,
+    rss: runtime.rss,
+    quiet: () => quiet,
+  });
   const poller = new Poller({
     client,
     logger,
@@ -348,13 +371,24 @@ export function createWorker(options: WorkerOptions): Worker {
     dump() {
       const now = Date.now();
       for (const capsule of capsules) {
-        logger.warn("capsule", { capsule: capsule.name, state: capsule.state, busy: capsule.busy.size, concurrency: capsule.concurrency });
+        logger.warn("capsule", {
+          capsule: capsule.name,
+          state: capsule.state,
+          busy: capsule.busy.size,
+          concurrency: capsule.concurrency,
+        });
         for (const busy of capsule.busy.values()) {
           let cls = "?", jid = "?";
           try {
             ({ class: cls, jid } = JSON.parse(busy.unit.raw));
           } catch { /* unreadable payload: show what we can */ }
-          logger.warn("running job", { capsule: capsule.name, queue: busy.unit.queue, class: cls, jid, elapsed_ms: now - busy.startedAt });
+          logger.warn("running job", {
+            capsule: capsule.name,
+            queue: busy.unit.queue,
+            class: cls,
+            jid,
+            elapsed_ms: now - busy.startedAt,
+          });
         }
       }
     },
@@ -384,7 +418,9 @@ async function checkEviction(transport: Transport, logger: Logger): Promise<void
 
 function seconds(name: string, value: number): number {
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    throw new ConfigError(`Cannot create worker as '${name}' must be a number of seconds > 0: current value is ${describe(value)}`);
+    throw new ConfigError(
+      `Cannot create worker as '${name}' must be a number of seconds > 0: current value is ${describe(value)}`,
+    );
   }
   return value;
 }

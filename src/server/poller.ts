@@ -133,7 +133,8 @@ export class Poller {
     const batch = this.#o.batchSize ?? 100;
     let total = 0;
     for (;;) {
-      const due = (await this.#transport.call("ZRANGE", set, "-inf", now / 1000, "BYSCORE", "LIMIT", 0, batch)) as string[];
+      const due =
+        (await this.#transport.call("ZRANGE", set, "-inf", now / 1000, "BYSCORE", "LIMIT", 0, batch)) as string[];
       if (!due || due.length === 0) return total;
       const queueIndex = new Map<string, number>();
       const triples: RedisArg[] = [];

@@ -110,7 +110,11 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       return "requeue";
     }
     const elapsed = Math.round(performance.now() - started);
-    ctx.logger.warn("fail", { elapsed_ms: elapsed, error_class: errorClass(error), error_message: errorMessage(error) });
+    ctx.logger.warn("fail", {
+      elapsed_ms: elapsed,
+      error_class: errorClass(error),
+      error_message: errorMessage(error),
+    });
     try {
       await deps.retry.handle(job, payload, unit.queue, error);
       return "ack";
@@ -184,4 +188,3 @@ class Context implements JobContext {
     return this.#logger ??= this.#base.child({ class: this.payload.class, jid: this.payload.jid, queue: this.queue });
   }
 }
-

@@ -38,27 +38,41 @@ export interface QueueList {
  */
 export function parseQueues(specs: readonly string[]): QueueList {
   if (!Array.isArray(specs) || specs.length === 0) {
-    throw new ConfigError(`Cannot configure queues as the list must name at least one queue: current value is ${describe(specs)}`);
+    throw new ConfigError(
+      `Cannot configure queues as the list must name at least one queue: current value is ${describe(specs)}`,
+    );
   }
   const names: string[] = [];
   const weights: Record<string, number> = Object.create(null);
   const expanded: string[] = [];
   for (const spec of specs) {
-    if (typeof spec !== "string") throw new ConfigError(`Cannot configure queues as each entry must be a string: current value is ${describe(spec)}`);
+    if (typeof spec !== "string") {
+      throw new ConfigError(
+        `Cannot configure queues as each entry must be a string: current value is ${describe(spec)}`,
+      );
+    }
     const [name, weightText, extra] = spec.split(",").map((s) => s.trim());
     if (!name || /\s/.test(name) || extra !== undefined) {
       throw new ConfigError(`Cannot configure queue as '${spec}' is not "name" or "name,weight"`);
     }
     const weight = weightText === undefined ? 0 : Number(weightText);
     if (!Number.isInteger(weight) || weight < 0) {
-      throw new ConfigError(`Cannot configure queue '${name}' as its weight must be a whole number >= 0: current value is ${describe(weightText)}`);
+      throw new ConfigError(
+        `Cannot configure queue '${name}' as its weight must be a whole number >= 0: current value is ${
+          describe(weightText)
+        }`,
+      );
     }
     if (!(name in weights)) names.push(name);
     weights[name] = weight;
     for (let i = 0; i < Math.max(weight, 1); i++) expanded.push(name);
   }
   const values = Object.values(weights);
-  const mode: QueueMode = values.every((w) => w === 0) ? "strict" : values.every((w) => w === 1) ? "random" : "weighted";
+  const mode: QueueMode = values.every((w) => w === 0)
+    ? "strict"
+    : values.every((w) => w === 1)
+    ? "random"
+    : "weighted";
   const order = mode === "strict" || names.length === 1 ? () => [...names] : (random: () => number = Math.random) => {
     const pool = expanded.slice();
     for (let i = pool.length - 1; i > 0; i--) {

@@ -199,6 +199,8 @@ export function errorMessage(error: unknown): string {
  * ```
  */
 export function errorClass(error: unknown): string {
-  if (error instanceof Error) return error.name && error.name !== "Error" ? error.name : error.constructor?.name || "Error";
+  if (error instanceof Error) {
+    return error.name && error.name !== "Error" ? error.name : error.constructor?.name || "Error";
+  }
   return typeof error;
 }

@@ -27,7 +27,15 @@ export interface BunTransportOptions {
 
 const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP"]);
 const DOUBLE_REPLY = new Set(["ZSCORE", "ZINCRBY", "INCRBYFLOAT", "HINCRBYFLOAT", "ZADD"]);
-const SCORE_PAIRS = new Set(["ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZREVRANGEBYSCORE", "ZPOPMIN", "ZPOPMAX", "ZRANDMEMBER"]);
+const SCORE_PAIRS = new Set([
+  "ZRANGE",
+  "ZRANGEBYSCORE",
+  "ZREVRANGE",
+  "ZREVRANGEBYSCORE",
+  "ZPOPMIN",
+  "ZPOPMAX",
+  "ZRANDMEMBER",
+]);
 
 /**
  * Creates a transport over Bun's `RedisClient`. Only loadable under Bun.
@@ -41,7 +49,9 @@ const SCORE_PAIRS = new Set(["ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZREVRANGEB
 export function bunTransport(options: BunTransportOptions = {}): Transport {
   // deno-lint-ignore no-explicit-any
   const RedisClient = (globalThis as any).Bun?.RedisClient as (new (url: string) => BunRedisClient) | undefined;
-  if (!RedisClient) throw new ConfigError("Cannot create bun transport as Bun's RedisClient is not available: run under Bun");
+  if (!RedisClient) {
+    throw new ConfigError("Cannot create bun transport as Bun's RedisClient is not available: run under Bun");
+  }
   const url = options.url ?? "redis://127.0.0.1:6379";
   const main = new RedisClient(url);
   const idle: BunRedisClient[] = [];
@@ -96,7 +106,11 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
         if (refused) {
           await conn.send("DISCARD", []).catch(() => {});
           throw toTransportError(
-            new Error(`EXECABORT Transaction discarded because of previous errors: ${(refused as PromiseRejectedResult).reason}`),
+            new Error(
+              `EXECABORT Transaction discarded because of previous errors: ${
+                (refused as PromiseRejectedResult).reason
+              }`,
+            ),
           );
         }
         let results: unknown;
@@ -108,7 +122,9 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
         const replies = results as unknown[];
         const failure = replies.find((r) => r instanceof Error);
         if (failure) throw toTransportError(failure);
-        return replies.map((reply, i) => normalize(commands[i][0].toUpperCase(), commands[i].slice(1) as RedisArg[], reply));
+        return replies.map((reply, i) =>
+          normalize(commands[i][0].toUpperCase(), commands[i].slice(1) as RedisArg[], reply)
+        );
       });
     },
     script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
@@ -145,6 +161,8 @@ function plain(value: unknown): RedisReply {
   if (typeof value === "string" || typeof value === "number") return value;
   if (Array.isArray(value)) return value.map(plain);
   if (value instanceof Uint8Array) return new TextDecoder().decode(value);
-  if (typeof value === "object") return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [k, plain(v)]);
+  if (typeof value === "object") {
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [k, plain(v)]);
+  }
   return String(value);
 }

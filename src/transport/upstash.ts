@@ -8,7 +8,7 @@
  * @module
  */
 import { Redis, type Requester } from "@upstash/redis";
-import { ConfigError, TransportError, toTransportError } from "../errors.ts";
+import { ConfigError, toTransportError, TransportError } from "../errors.ts";
 import { runScript, type Script } from "./script.ts";
 import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
 
@@ -46,7 +46,10 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
 
   const send = async (command: string, ...args: RedisArg[]): Promise<RedisReply> => {
     if (BLOCKING.has(command.toUpperCase())) {
-      throw new TransportError("command", `Cannot run ${command} over HTTP: the Upstash transport does not block (blocking is false)`);
+      throw new TransportError(
+        "command",
+        `Cannot run ${command} over HTTP: the Upstash transport does not block (blocking is false)`,
+      );
     }
     countTrip(counters, 1);
     let response;

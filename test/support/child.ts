@@ -35,7 +35,9 @@ export function spawnFixture(name: string, env: Record<string, string>): Child {
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
   proc.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1))
+  );
   return {
     proc,
     output: () => out,

@@ -46,9 +46,12 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Target[] {
   const targets: Target[] = [];
   // EDGEKIQ_TEST_TARGETS=memory,ioredis narrows the matrix while developing.
-  const only = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.EDGEKIQ_TEST_TARGETS;
+  const only = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env
+    .EDGEKIQ_TEST_TARGETS;
   const picked = only ? names.filter((n) => only.split(",").includes(n)) : names;
-  const wanted = picked.includes("memory") || !redisAvailable() ? picked.filter((n) => n === "memory" || redisAvailable()) : picked;
+  const wanted = picked.includes("memory") || !redisAvailable()
+    ? picked.filter((n) => n === "memory" || redisAvailable())
+    : picked;
   const opened: Transport[] = [];
   let server: Awaited<ReturnType<typeof testRedis>> = null;
   let gateway: { url: string; stop(): Promise<void> } | undefined;
@@ -81,7 +84,9 @@ export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Targ
     flush: flushReal,
   });
   if (wanted.includes("ioredis")) {
-    targets.push(real("ioredis", async (url) => (await import("../../src/transport/ioredis.ts")).ioredisTransport({ url })));
+    targets.push(
+      real("ioredis", async (url) => (await import("../../src/transport/ioredis.ts")).ioredisTransport({ url })),
+    );
   }
   if (wanted.includes("bun") && isBun) {
     targets.push(real("bun", async (url) => (await import("../../src/transport/bun.ts")).bunTransport({ url })));

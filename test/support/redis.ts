@@ -2,7 +2,7 @@
  * A private redis-server per test file: a free loopback port, no
  * persistence, killed on stop and at process exit. `REDIS_URL` overrides.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -54,7 +54,18 @@ export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "edgekiq-redis-"));
   const child = spawn("redis-server", [
-    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir,
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--daemonize",
+    "no",
+    "--dir",
+    dir,
   ], { stdio: "ignore" });
   children.add(child);
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));

@@ -213,9 +213,18 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
     test("error kinds: WRONGTYPE, unknown command, errors inside scripts", async () => {
       const s = key("w");
       await r.call("SET", s, "v");
-      await assert.rejects(r.call("LPUSH", s, "x"), (e: unknown) => e instanceof TransportError && e.kind === "wrongtype");
-      await assert.rejects(r.call("NOSUCHCOMMAND"), (e: unknown) => e instanceof TransportError && e.kind === "command");
-      await assert.rejects(r.script(BAD, [s], []), (e: unknown) => e instanceof TransportError && e.kind === "wrongtype");
+      await assert.rejects(
+        r.call("LPUSH", s, "x"),
+        (e: unknown) => e instanceof TransportError && e.kind === "wrongtype",
+      );
+      await assert.rejects(
+        r.call("NOSUCHCOMMAND"),
+        (e: unknown) => e instanceof TransportError && e.kind === "command",
+      );
+      await assert.rejects(
+        r.script(BAD, [s], []),
+        (e: unknown) => e instanceof TransportError && e.kind === "wrongtype",
+      );
     });
   });
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Redis } from "@upstash/redis";
 import { upstashTransport } from "../../src/transport/upstash.ts";
 import { TransportError } from "../../src/errors.ts";
-import { testRedis, type TestRedis } from "../support/redis.ts";
+import { type TestRedis, testRedis } from "../support/redis.ts";
 import { startUpstashGateway, type UpstashGateway } from "../support/upstash-gateway.ts";
 import { conformance } from "./conformance.ts";
 
@@ -51,7 +51,12 @@ describe("upstash gateway fixture", () => {
       body: JSON.stringify(["ECHO", "héllo"]),
     });
     assert.deepEqual(await raw.json(), { result: btoa(String.fromCharCode(...new TextEncoder().encode("héllo"))) });
-    const redis = new Redis({ url: gateway.url, token: "t0k3n", automaticDeserialization: false, enableTelemetry: false });
+    const redis = new Redis({
+      url: gateway.url,
+      token: "t0k3n",
+      automaticDeserialization: false,
+      enableTelemetry: false,
+    });
     await redis.set("k", "日本");
     assert.equal(await redis.get("k"), "日本");
   });

@@ -107,7 +107,9 @@ export class Store {
     this.#commands++;
     const fn = this.#table[cmd];
     if (!fn) {
-      throw new ReplyError(`ERR unknown command '${name}', with args beginning with: ${a.slice(0, 3).map((x) => `'${x}'`).join(" ")}`);
+      throw new ReplyError(
+        `ERR unknown command '${name}', with args beginning with: ${a.slice(0, 3).map((x) => `'${x}'`).join(" ")}`,
+      );
     }
     const [minArgs, handler] = fn;
     if (a.length < minArgs) throw new ReplyError(`ERR wrong number of arguments for '${name.toLowerCase()}' command`);
@@ -141,7 +143,13 @@ export class Store {
   #create<T extends Exclude<keyof Types, "string">>(key: string, type: T): Types[T] {
     const existing = this.#typed(key, type);
     if (existing) return existing;
-    const v = type === "list" ? new Deque<string>() : type === "set" ? new Set<string>() : type === "zset" ? new ZSet() : new Map<string, string>();
+    const v = type === "list"
+      ? new Deque<string>()
+      : type === "set"
+      ? new Set<string>()
+      : type === "zset"
+      ? new ZSet()
+      : new Map<string, string>();
     this.#data.set(key, { value: { type, v } as Value });
     return v as Types[T];
   }
@@ -151,7 +159,13 @@ export class Store {
     const e = this.#data.get(key);
     if (!e) return;
     const v = e.value;
-    const size = v.type === "list" ? v.v.length : v.type === "set" || v.type === "zset" ? v.v.size : v.type === "hash" ? v.v.size : 1;
+    const size = v.type === "list"
+      ? v.v.length
+      : v.type === "set" || v.type === "zset"
+      ? v.v.size
+      : v.type === "hash"
+      ? v.v.size
+      : 1;
     if (size === 0) this.#data.delete(key);
   }
 
@@ -286,8 +300,11 @@ export class Store {
     DBSIZE: [0, () => [...this.#data.keys()].filter((k) => this.#get(k)).length],
     FLUSHDB: [0, () => (this.#data.clear(), "OK")],
     FLUSHALL: [0, () => (this.#data.clear(), "OK")],
-    INFO: [0, () =>
-      `# Server\r\nredis_version:7.0.0-edgekiq-memory\r\n# Memory\r\nmaxmemory_policy:noeviction\r\n# Stats\r\ntotal_commands_processed:${this.#commands}\r\n`],
+    INFO: [
+      0,
+      () =>
+        `# Server\r\nredis_version:7.0.0-edgekiq-memory\r\n# Memory\r\nmaxmemory_policy:noeviction\r\n# Stats\r\ntotal_commands_processed:${this.#commands}\r\n`,
+    ],
     SCRIPT: [1, (a) => {
       const sub = a[0].toUpperCase();
       if (sub === "FLUSH") return "OK";
@@ -322,10 +339,11 @@ export class Store {
       return this.#scan(keys, a, 0);
     }],
     GET: [1, (a) => this.#typed(a[0], "string") ?? null],
-    MGET: [1, (a) => a.map((k) => {
-      const e = this.#get(k);
-      return e && e.value.type === "string" ? e.value.v : null;
-    })],
+    MGET: [1, (a) =>
+      a.map((k) => {
+        const e = this.#get(k);
+        return e && e.value.type === "string" ? e.value.v : null;
+      })],
     SET: [2, (a) => {
       let nx = false, xx = false, get = false, ms: number | undefined;
       for (let i = 2; i < a.length; i++) {
@@ -343,7 +361,10 @@ export class Store {
       if (get && e && e.value.type !== "string") throw new ReplyError(WRONGTYPE);
       const old = e && e.value.type === "string" ? e.value.v : null;
       if ((nx && e) || (xx && !e)) return get ? old : null;
-      this.#data.set(a[0], { value: { type: "string", v: a[1] }, expiresAt: ms === undefined ? undefined : Date.now() + ms });
+      this.#data.set(a[0], {
+        value: { type: "string", v: a[1] },
+        expiresAt: ms === undefined ? undefined : Date.now() + ms,
+      });
       return get ? old : "OK";
     }],
     MSET: [2, (a) => {
