@@ -35,6 +35,8 @@ export interface Keys {
   process(identity: string): string;
   /** A process's in-flight work hash. */
   work(identity: string): string;
+  /** The same work hash under Sidekiq 6's name (`<identity>:workers`), which 6.x's API and Web UI read. */
+  legacyWork(identity: string): string;
   /** A process's remote-signal list. */
   signals(identity: string): string;
   /** A lifetime counter: `stat:processed` or `stat:failed`. */
@@ -78,6 +80,7 @@ export function keys(prefix = ""): Keys {
     queue: (name) => queuePrefix + name,
     process: (identity) => p + identity,
     work: (identity) => `${p}${identity}:work`,
+    legacyWork: (identity) => `${p}${identity}:workers`,
     signals: (identity) => `${p}${identity}-signals`,
     stat: (name) => `${p}stat:${name}`,
     statDay: (name, day) => `${p}stat:${name}:${day}`,

@@ -338,6 +338,29 @@ for (const target of matrix()) {
       assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0, "basic fetch registers no private lists");
     });
 
+    it("keeps fetching after a backlog drains: later pushes run and stop returns", async () => {
+      let ran = 0;
+      const Quick = defineJob({
+        name: "Quick",
+        perform() {
+          ran++;
+        },
+      });
+      const client = createClient({ transport: redis });
+      await client.pushBulk(Quick, Array.from({ length: 2000 }, () => []));
+      worker = testWorker(redis, { jobs: [Quick], concurrency: 10 });
+      await worker.run();
+      await waitFor(() => ran === 2000, "the backlog");
+      for (let round = 0; round < 3; round++) {
+        await client.pushBulk(Quick, Array.from({ length: 25 }, () => []));
+        await waitFor(() => ran === 2000 + 25 * (round + 1), `round ${round} after the backlog`);
+      }
+      const t0 = Date.now();
+      await worker.stop();
+      assert.ok(Date.now() - t0 < 2000, "stop returns promptly");
+      worker = undefined;
+    });
+
     it("picks up a job pushed while idle (blocking fetch wakes)", async () => {
       let ran = 0;
       const Idle = defineJob({

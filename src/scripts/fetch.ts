@@ -21,7 +21,8 @@ export interface FetchResult {
  * process's private lists p1..pn for the same queues.
  * ARGV: count to take, ack count a, then a pairs of (queue index 1..n, raw job).
  *
- * Acks remove a job from its private list. If it is not there, hard shutdown
+ * Acks remove a job from its private list, searching from the oldest end
+ * (LREM -1), where finished jobs usually are. If it is not there, hard shutdown
  * already put it back on its queue: remove that copy too, so a job finishing
  * in that window (seed 004's race) does not run twice.
  */
@@ -38,7 +39,7 @@ if reliable then n = n / 2 end
 for i = 1, acks do
   local qi = tonumber(ARGV[1 + i * 2])
   local raw = ARGV[2 + i * 2]
-  if redis.call("LREM", KEYS[n + qi], 1, raw) == 0 then
+  if redis.call("LREM", KEYS[n + qi], -1, raw) == 0 then
     redis.call("LREM", KEYS[qi], -1, raw)
   end
 end
@@ -66,7 +67,7 @@ return {}
     for (let i = 1; i <= acks; i++) {
       const qi = Number(argv[i * 2]) - 1;
       const raw = argv[i * 2 + 1];
-      if (redis.call("LREM", keys[n + qi], 1, raw) === 0) redis.call("LREM", keys[qi], -1, raw);
+      if (redis.call("LREM", keys[n + qi], -1, raw) === 0) redis.call("LREM", keys[qi], -1, raw);
     }
     if (count > 0) {
       for (let i = 0; i < n; i++) {

@@ -24,7 +24,7 @@ export const REQUEUE = defineScript<number>({
   lua: `
 local n = 0
 for i = 1, #ARGV do
-  if #KEYS == 1 or redis.call("LREM", KEYS[2], 1, ARGV[i]) == 1 then
+  if #KEYS == 1 or redis.call("LREM", KEYS[2], -1, ARGV[i]) == 1 then
     redis.call("RPUSH", KEYS[1], ARGV[i])
     n = n + 1
   end
@@ -34,7 +34,7 @@ return n
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     let n = 0;
     for (const raw of argv) {
-      if (keys.length === 1 || redis.call("LREM", keys[1], 1, raw) === 1) {
+      if (keys.length === 1 || redis.call("LREM", keys[1], -1, raw) === 1) {
         redis.call("RPUSH", keys[0], raw);
         n++;
       }

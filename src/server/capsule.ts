@@ -65,6 +65,8 @@ export class Capsule {
   #busy = new Map<number, BusyUnit>();
   #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
   #wakeFetcher: (() => void) | undefined;
+  /** A wake-up that came while the fetcher was busy; the next wait returns at once. */
+  #wakePending = false;
   #fetchLoop: Promise<void> = Promise.resolve();
   #processors: Promise<void>[] = [];
   #settled: Array<() => void> = [];
@@ -236,7 +238,8 @@ export class Capsule {
   #wake(): void {
     const wake = this.#wakeFetcher;
     this.#wakeFetcher = undefined;
-    wake?.();
+    if (wake) wake();
+    else this.#wakePending = true;
   }
 
   async #fetch(): Promise<void> {
@@ -246,7 +249,7 @@ export class Capsule {
       const free = capacity - this.#active - this.#buffer.length;
       const starving = this.#waiting.length > 0 && this.#buffer.length === 0;
       if (!starving && free < this.#lowWater()) {
-        await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+        await this.#nextWake();
         continue;
       }
       let units: UnitOfWork[];
@@ -262,12 +265,12 @@ export class Capsule {
       if (units.length === 0) {
         if (this.#o.onEmpty) {
           if (this.#active === 0 && this.#buffer.length === 0) this.#o.onEmpty();
-          await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+          await this.#nextWake();
         } else if (!this.#o.deps.transport.blocking) {
           backoff = Math.min(this.#o.pollMaxMs, backoff ? backoff * 2 : 50);
           await this.#sleep(backoff);
         } else if (!starving) {
-          await new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
+          await this.#nextWake();
         }
         continue;
       }
@@ -280,6 +283,19 @@ export class Capsule {
         } else this.#buffer.push(unit);
       }
     }
+  }
+
+  /**
+   * Waits for a processor to finish or ask for work. A wake-up that arrived
+   * while a fetch was in flight is not lost: without this, a fetch that came
+   * back empty after the last job finished would wait forever.
+   */
+  #nextWake(): Promise<void> {
+    if (this.#wakePending || this.#state !== "running") {
+      this.#wakePending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => (this.#wakeFetcher = resolve));
   }
 
   #sleep(ms: number): Promise<void> {

@@ -52,6 +52,7 @@ export interface HeartbeatOptions {
 export class Heartbeat {
   #o: HeartbeatOptions;
   #rttUs = 0;
+  #hadWork = false;
 
   constructor(options: HeartbeatOptions) {
     this.#o = options;
@@ -94,9 +95,17 @@ export class Heartbeat {
         info.concurrency,
       ],
       ["EXPIRE", k.process(identity), ttl],
-      ["UNLINK", k.work(identity)],
+      // Sidekiq 7+ reads `:work`, Sidekiq 6 `:workers`: both are written so
+      // either version's API and Web UI show this process's jobs. An idle
+      // process that wrote nothing last beat skips them (HTTP bills each).
+      ...(work.length || this.#hadWork ? [["UNLINK", k.work(identity), k.legacyWork(identity)] as Command] : []),
       ...(work.length
-        ? [["HSET", k.work(identity), ...work] as Command, ["EXPIRE", k.work(identity), ttl] as Command]
+        ? [
+          ["HSET", k.work(identity), ...work] as Command,
+          ["EXPIRE", k.work(identity), ttl] as Command,
+          ["HSET", k.legacyWork(identity), ...work] as Command,
+          ["EXPIRE", k.legacyWork(identity), ttl] as Command,
+        ]
         : []),
       ...drained.commands,
       ["RPOP", k.signals(identity)],
@@ -110,6 +119,7 @@ export class Heartbeat {
       throw error;
     }
     this.#rttUs = Math.round((performance.now() - started) * 1000);
+    this.#hadWork = work.length > 0;
     const signal = replies[replies.length - 1];
     return typeof signal === "string" ? signal : null;
   }
@@ -124,7 +134,7 @@ export class Heartbeat {
     try {
       await this.#o.transport.pipeline([
         ["SREM", k.processes, info.identity],
-        ["UNLINK", k.work(info.identity)],
+        ["UNLINK", k.work(info.identity), k.legacyWork(info.identity)],
         ["HSET", k.process(info.identity), "quiet", "true", "busy", 0],
         ...drained.commands,
       ], { atomic: true });
