@@ -203,11 +203,18 @@ export class Client implements JobPusher {
       ? options.at.map((at) => resolveRunAt(at, undefined, nowMs))
       : resolveRunAt(options.at as Date | number | undefined, options.in, nowMs);
 
-    // Phase 1: validate and build every payload; nothing touches Redis yet.
+    // Phase 1: validate and serialise every job; nothing touches Redis yet.
     const jids = newJids(argsList.length);
     const base = this.#base(job, className, queue, retry, options.extra);
     const created = wireTime(nowMs, this.#format);
-    const payloads: (JobPayload | null)[] = new Array(argsList.length);
+    const enqueuedAt = created;
+    // Without middleware every payload shares its fields but args and jid, so
+    // the common part is serialised once (bulk pushes spend their time here).
+    const head = this.#middleware.length ? "" : serializePayload(base as JobPayload, this.#format).slice(0, -1);
+    const createdText = this.#timeText(created);
+    const immediate = new Map<string, string[]>();
+    const scheduled: (string | number)[] = [];
+    const results: (string | null)[] = new Array(argsList.length);
     for (let i = 0; i < argsList.length; i++) {
       const args = argsList[i];
       if (!Array.isArray(args)) {
@@ -218,28 +225,38 @@ export class Client implements JobPusher {
         if (checked instanceof Promise) await checked;
       }
       assertJsonSafe(args, "args");
-      const payload = { ...base, args: args as unknown[], jid: jids[i], created_at: created } as JobPayload;
-      payloads[i] = this.#middleware.length ? await this.applyMiddleware(payload, job) : payload;
-    }
-
-    // Phase 2: serialise and size-check all, then write. Each batch is one
-    // MULTI, so a queue never has its SADD without its LPUSH.
-    const enqueuedAt = wireTime(nowMs, this.#format);
-    const immediate = new Map<string, string[]>();
-    const scheduled: (string | number)[] = [];
-    for (let i = 0; i < payloads.length; i++) {
-      const payload = payloads[i];
-      if (!payload) continue;
       const at = Array.isArray(runAt) ? runAt[i] : runAt;
-      if (at !== undefined) {
-        scheduled.push(at / 1000, this.#serialize(payload));
+      let json: string;
+      let target = queue;
+      if (head) {
+        json = `${head},"args":${JSON.stringify(args)},"jid":"${jids[i]}","created_at":${createdText}${
+          at === undefined ? `,"enqueued_at":${createdText}` : ""
+        }}`;
+        this.#checkSize(json, className);
       } else {
-        payload.enqueued_at = enqueuedAt;
-        const list = immediate.get(payload.queue);
-        if (list) list.push(this.#serialize(payload));
-        else immediate.set(payload.queue, [this.#serialize(payload)]);
+        const payload = await this.applyMiddleware(
+          { ...base, args: args as unknown[], jid: jids[i], created_at: created } as JobPayload,
+          job,
+        );
+        if (!payload) {
+          results[i] = null;
+          continue;
+        }
+        if (at === undefined) payload.enqueued_at = enqueuedAt;
+        target = payload.queue;
+        json = this.#serialize(payload);
+      }
+      results[i] = jids[i];
+      if (at !== undefined) scheduled.push(at / 1000, json);
+      else {
+        const list = immediate.get(target);
+        if (list) list.push(json);
+        else immediate.set(target, [json]);
       }
     }
+
+    // Phase 2: write. Each batch is one MULTI, so a queue never has its SADD
+    // without its LPUSH.
     const batches: Command[][] = [];
     for (const [q, list] of immediate) {
       for (let i = 0; i < list.length; i += batchSize) {
@@ -252,7 +269,11 @@ export class Client implements JobPusher {
     // One batch at a time: a transport may run MULTIs on separate
     // connections, and queue order across batches must hold.
     for (const batch of batches) await this.#transport.pipeline(batch, { atomic: true });
-    return payloads.map((p) => (p ? p.jid : null));
+    return results;
+  }
+
+  #timeText(value: number): string {
+    return this.#format === "seconds" && Number.isInteger(value) ? `${value}.0` : String(value);
   }
 
   #base(
@@ -278,16 +299,20 @@ export class Client implements JobPusher {
 
   #serialize(payload: JobPayload): string {
     const json = serializePayload(payload, this.#format);
+    this.#checkSize(json, payload.class);
+    return json;
+  }
+
+  #checkSize(json: string, className: string): void {
     // Byte length only matters near the limit; string length bounds it from below.
     if (json.length * 3 > this.#maxBytes) {
       const bytes = encoder.encode(json).length;
       if (bytes > this.#maxBytes) {
         throw new PayloadError(
-          `Cannot push job ${payload.class} as its payload is ${bytes} bytes: the limit is ${this.#maxBytes} (maxPayloadBytes)`,
+          `Cannot push job ${className} as its payload is ${bytes} bytes: the limit is ${this.#maxBytes} (maxPayloadBytes)`,
         );
       }
     }
-    return json;
   }
 
   /**

@@ -31,7 +31,7 @@ export interface CapsuleConfig {
   queues: string[];
   /** Jobs run at once; default 10. */
   concurrency?: number;
-  /** Jobs held ready beyond the running ones; default = concurrency. */
+  /** Jobs held ready beyond the running ones; default 2 × concurrency (given back at quiet). */
   prefetch?: number;
 }
 
@@ -182,7 +182,8 @@ export function createWorker(options: WorkerOptions): Worker {
     return new Capsule({
       name,
       concurrency,
-      prefetch: config.prefetch ?? concurrency,
+      // Two batches ahead: one round trip acks and refills while the other runs.
+      prefetch: config.prefetch ?? concurrency * 2,
       fetcher: new Fetcher({ transport, keys: k, identity, queues, reliable, blockSeconds: options.blockSeconds ?? 2 }),
       deps: {
         transport,
