@@ -6,9 +6,10 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
-import type { Command, Transport } from "../transport/transport.ts";
+import { HEARTBEAT } from "../scripts/heartbeat.ts";
+import type { Transport } from "../transport/transport.ts";
 import type { Capsule } from "./capsule.ts";
-import type { Stats } from "./stats.ts";
+import { type Stats, STATS_TTL } from "./stats.ts";
 
 /** The static part of a process's `info` JSON (Sidekiq's `to_data`). */
 export interface ProcessInfo {
@@ -72,56 +73,59 @@ export class Heartbeat {
         );
       }
     }
-    const drained = this.#o.stats.drain(k);
+    const drained = this.#o.stats.take();
     const rss = this.#o.rss();
-    const commands: Command[] = [
-      ["SADD", k.processes, identity],
-      [
-        "HSET",
-        k.process(identity),
-        "info",
-        JSON.stringify(info),
-        "busy",
-        work.length / 2,
-        "beat",
-        String(now / 1000),
-        "quiet",
-        String(this.#o.quiet()),
-        "rtt_us",
-        this.#rttUs,
-        "rss",
-        rss === undefined ? 0 : Math.round(rss / 1024),
-        "concurrency",
-        info.concurrency,
-      ],
-      ["EXPIRE", k.process(identity), ttl],
-      // Sidekiq 7+ reads `:work`, Sidekiq 6 `:workers`: both are written so
-      // either version's API and Web UI show this process's jobs. An idle
-      // process that wrote nothing last beat skips them (HTTP bills each).
-      ...(work.length || this.#hadWork ? [["UNLINK", k.work(identity), k.legacyWork(identity)] as Command] : []),
-      ...(work.length
-        ? [
-          ["HSET", k.work(identity), ...work] as Command,
-          ["EXPIRE", k.work(identity), ttl] as Command,
-          ["HSET", k.legacyWork(identity), ...work] as Command,
-          ["EXPIRE", k.legacyWork(identity), ttl] as Command,
-        ]
-        : []),
-      ...drained.commands,
-      ["RPOP", k.signals(identity)],
+    const day = new Date(now).toISOString().slice(0, 10);
+    const fields = [
+      "info",
+      JSON.stringify(info),
+      "busy",
+      work.length / 2,
+      "beat",
+      String(now / 1000),
+      "quiet",
+      String(this.#o.quiet()),
+      "rtt_us",
+      this.#rttUs,
+      "rss",
+      rss === undefined ? 0 : Math.round(rss / 1024),
+      "concurrency",
+      info.concurrency,
     ];
     const started = performance.now();
-    let replies;
+    let signal: string | null;
     try {
-      replies = await this.#o.transport.pipeline(commands, { atomic: true });
+      signal = await this.#o.transport.script(HEARTBEAT, [
+        k.processes,
+        k.process(identity),
+        k.work(identity),
+        // Sidekiq 7+ reads `:work`, Sidekiq 6 `:workers`: both are written so
+        // either version's API and Web UI show this process's jobs.
+        k.legacyWork(identity),
+        k.signals(identity),
+        k.stat("processed"),
+        k.stat("failed"),
+        k.statDay("processed", day),
+        k.statDay("failed", day),
+      ], [
+        identity,
+        ttl,
+        STATS_TTL,
+        drained.processed,
+        drained.failed,
+        // An idle process that wrote no work last beat has none to clear.
+        work.length || this.#hadWork ? 1 : 0,
+        fields.length,
+        ...fields,
+        ...work,
+      ]);
     } catch (error) {
       this.#o.stats.restore(drained);
       throw error;
     }
     this.#rttUs = Math.round((performance.now() - started) * 1000);
     this.#hadWork = work.length > 0;
-    const signal = replies[replies.length - 1];
-    return typeof signal === "string" ? signal : null;
+    return signal;
   }
 
   /**

@@ -13,6 +13,7 @@ import type { Client } from "../client.ts";
 import type { Keys } from "../keys.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import { parsePayload, serializePayload, wireTime } from "../payload.ts";
+import { POLL_CHECK } from "../scripts/poll_check.ts";
 import { PROMOTE } from "../scripts/promote.ts";
 import type { RedisArg, Transport } from "../transport/transport.ts";
 import { recoverOrphans } from "./recovery.ts";
@@ -43,6 +44,8 @@ export interface PollerOptions {
   batchSize?: number;
   /** Recoveries before a job is buried; default 3. */
   maxRecoveries?: number;
+  /** How many private lists this process registered itself (they are never orphans). */
+  ownPrivateLists?: number;
   /** Receives each poison pill's raw payload, unparsed. */
   onPoison?: (raw: string) => void;
   onError?: (error: unknown, context: Record<string, unknown>) => void;
@@ -66,6 +69,7 @@ export class Poller {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<unknown> = Promise.resolve();
   #stopped = true;
+  #processCount = 1;
 
   constructor(options: PollerOptions) {
     this.#o = options;
@@ -101,9 +105,18 @@ export class Poller {
 
   async #poll(now: number): Promise<PollResult> {
     const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0 };
-    for (const set of [this.#k.retry, this.#k.schedule]) result.promoted += await this.promote(set, now);
-    const lock = await this.#transport.call("SET", this.#k.processCleanup, "1", "NX", "EX", 60);
-    if (lock === "OK") result.pruned = await this.#prune();
+    // One command says what needs doing: an idle cycle costs just this.
+    const check = await this.#transport.script(
+      POLL_CHECK,
+      [this.#k.retry, this.#k.schedule, this.#k.processes, this.#k.processCleanup, this.#k.inflightRegistry],
+      [now / 1000],
+    );
+    this.#processCount = check.processes;
+    if (check.retryDue) result.promoted += await this.promote(this.#k.retry, now);
+    if (check.scheduleDue) result.promoted += await this.promote(this.#k.schedule, now);
+    if (check.prune) result.pruned = await this.#prune();
+    // Only lists beyond this process's own can be orphans.
+    if (check.privateLists <= (this.#o.ownPrivateLists ?? 0)) return result;
     const recovery = await recoverOrphans({
       transport: this.#transport,
       keys: this.#k,
@@ -183,7 +196,7 @@ export class Poller {
     if (this.#o.pollIntervalAverage !== undefined) {
       return this.#o.pollIntervalAverage * (Math.random() + 0.5) * 1000;
     }
-    const count = Math.max(1, Number(await this.#transport.call("SCARD", this.#k.processes)) || 1);
+    const count = Math.max(1, this.#processCount);
     const interval = count * (this.#o.averageScheduledPollInterval ?? 5);
     // With few processes a purely random wait would sometimes leave long
     // gaps; adding half the interval keeps the cluster's poll rate even.

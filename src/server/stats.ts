@@ -8,7 +8,7 @@ import type { Keys } from "../keys.ts";
 import type { Command } from "../transport/transport.ts";
 
 /** Daily counters live five years, as Sidekiq's STATS_TTL. */
-const STATS_TTL = 5 * 365 * 24 * 60 * 60;
+export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
 
 /**
  * In-memory job counters.
@@ -31,9 +31,7 @@ export class Stats {
    * the write fails, call {@link Stats.restore} with what was drained.
    */
   drain(k: Keys, now: Date = new Date()): { commands: Command[]; processed: number; failed: number } {
-    const { processed, failed } = this;
-    this.processed = 0;
-    this.failed = 0;
+    const { processed, failed } = this.take();
     const day = now.toISOString().slice(0, 10);
     const commands: Command[] = [];
     for (const [name, n] of [["processed", processed], ["failed", failed]] as const) {
@@ -45,6 +43,14 @@ export class Stats {
       );
     }
     return { commands, processed, failed };
+  }
+
+  /** Takes the counts and resets them (for the heartbeat script). */
+  take(): { processed: number; failed: number } {
+    const taken = { processed: this.processed, failed: this.failed };
+    this.processed = 0;
+    this.failed = 0;
+    return taken;
   }
 
   /** Puts drained counts back after a failed write, so none are lost. */
