@@ -1,0 +1,222 @@
+/**
+ * The benchmark report: the printed tables (with edgekiq/peer ratios and
+ * the targets, met or missed), `bench/results.json` and a hand-written SVG
+ * bar chart, `bench/results.svg`.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import type { ChildResult, Outcome } from "./support.ts";
+
+/** One measured row: a system in a scenario. */
+export interface Row {
+  label: string;
+  family: "edgekiq" | "bullmq" | "sidekiq" | "baseline";
+  /** `node/ioredis`, `bun/bun`, ... for edgekiq rows. */
+  variant?: string;
+  fetch?: "reliable" | "basic";
+  concurrency?: number;
+  outcome: Outcome;
+}
+
+/** One scenario's rows. */
+export interface Section {
+  id: string;
+  title: string;
+  /** Which figure the scenario is about. */
+  metric: "jobsPerSec" | "latency";
+  rows: Row[];
+}
+
+/** A target, as measured. */
+export interface TargetCheck {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
+
+export interface Report {
+  meta: Record<string, unknown>;
+  sections: Section[];
+  targets: TargetCheck[];
+}
+
+export function ok(row: Row | undefined): ChildResult | undefined {
+  return row?.outcome.status === "ok" ? row.outcome.result : undefined;
+}
+
+function num(value: unknown, digits = 0): string {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "-";
+  return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function ratio(a: number | null | undefined, b: number | null | undefined): string {
+  if (!a || !b) return "-";
+  return `${(a / b).toFixed(2)}x`;
+}
+
+function status(row: Row): string | undefined {
+  const o = row.outcome;
+  if (o.status === "ok") return undefined;
+  if (o.status === "skipped") return `skipped (${o.detail})`;
+  if (o.status === "timeout") return `timeout (${o.detail})`;
+  return `error: ${o.detail.split("\n")[0].slice(0, 140)}`;
+}
+
+/** A text table; a row of two cells is a label and a note (skipped, error) printed as is. */
+function table(header: string[], rows: string[][]): string {
+  const full = rows.filter((r) => r.length !== 2);
+  const widths = header.map((h, i) =>
+    Math.max(
+      h.length,
+      ...full.map((r) => (r[i] ?? "").length),
+      i === 0 ? Math.max(0, ...rows.map((r) => r[0].length)) : 0,
+    )
+  );
+  const line = (cells: string[]) =>
+    cells.length === 2
+      ? `${cells[0].padEnd(widths[0])}  ${cells[1]}`
+      : cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+/** The peer row a ratio is taken against: same scenario and concurrency. */
+function peer(section: Section, family: "bullmq" | "sidekiq", concurrency?: number): Row | undefined {
+  return section.rows.find((r) => r.family === family && r.concurrency === concurrency);
+}
+
+/** Formats one section as a text table. */
+export function formatSection(section: Section): string {
+  const out: string[] = [`== ${section.title} ==`];
+  if (section.metric === "latency") {
+    const rows = section.rows.map((row) => {
+      const r = ok(row);
+      const bull = ok(peer(section, "bullmq", row.concurrency));
+      return status(row) ? [row.label, status(row)!] : [
+        row.label,
+        num(r?.p50, 3),
+        num(r?.p99, 3),
+        num(r?.max, 3),
+        row.family === "edgekiq" ? ratio(r?.p50, bull?.p50) : "",
+        row.family === "edgekiq" ? ratio(r?.p99, bull?.p99) : "",
+      ];
+    });
+    out.push(table(["system", "p50 ms", "p99 ms", "max ms", "p50 e/BullMQ", "p99 e/BullMQ"], rows));
+    out.push(...footnotes(section));
+    return out.join("\n");
+  }
+  const baseline = section.rows.find((r) => r.family === "baseline");
+  const rows = section.rows.map((row) => {
+    const r = ok(row);
+    if (!r) return [row.label, status(row)!];
+    const isEdge = row.family === "edgekiq";
+    const bull = ok(peer(section, "bullmq", row.concurrency));
+    const side = ok(peer(section, "sidekiq", row.concurrency));
+    const base = ok(baseline);
+    const vs = section.id === "promote"
+      ? [isEdge ? ratio(r.jobsPerSec, base?.jobsPerSec) : "", ""]
+      : [isEdge ? ratio(r.jobsPerSec, bull?.jobsPerSec) : "", isEdge ? ratio(r.jobsPerSec, side?.jobsPerSec) : ""];
+    return [
+      row.label,
+      num(r.jobsPerSec),
+      ...vs,
+      section.id === "io" ? (r.pctIdeal == null ? "-" : `${num(r.pctIdeal, 1)}%`) : num(r.rssMB, 1),
+      r.roundTripsPerJob == null ? "-" : num(r.roundTripsPerJob, 3),
+      r.serverCommandsPerJob == null ? "-" : num(r.serverCommandsPerJob, 2),
+      num(r.seconds, 2),
+    ];
+  });
+  const vsHeader = section.id === "promote" ? ["vs one-per-call", ""] : ["e/BullMQ", "e/Sidekiq"];
+  const fifth = section.id === "io" ? "% ideal" : "RSS MB";
+  out.push(table(["system", "jobs/s", ...vsHeader, fifth, "RT/job", "srv cmds/job", "seconds"], rows));
+  out.push(...footnotes(section));
+  return out.join("\n");
+}
+
+/** Notes children attached to their results (e.g. an engine workaround that kicked in), one line per distinct note. */
+function footnotes(section: Section): string[] {
+  const byNote = new Map<string, string[]>();
+  for (const row of section.rows) {
+    const notes = ok(row)?.notes;
+    if (!Array.isArray(notes)) continue;
+    for (const note of notes) byNote.set(String(note), [...(byNote.get(String(note)) ?? []), row.label]);
+  }
+  return [...byNote].map(([note, labels]) =>
+    `  note (${
+      labels.length === section.rows.filter((r) => r.family === "edgekiq" && ok(r)).length
+        ? "every edgekiq row"
+        : labels.join("; ")
+    }): ${note}`
+  );
+}
+
+/** Formats the target checks. */
+export function formatTargets(targets: TargetCheck[]): string {
+  const rows = targets.map((t) => [t.name, t.goal, t.measured, t.met === null ? "n/a" : t.met ? "met" : "MISSED"]);
+  return ["== targets ==", table(["target", "goal", "measured", "status"], rows)].join("\n");
+}
+
+/** Writes results.json and results.svg into `dir`. */
+export function writeReport(dir: string, report: Report): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/results.json`, JSON.stringify(report, null, 2) + "\n");
+  writeFileSync(`${dir}/results.svg`, svg(report));
+}
+
+const colors: Record<Row["family"], string> = {
+  edgekiq: "#2f7d32",
+  bullmq: "#c0392b",
+  sidekiq: "#8e44ad",
+  baseline: "#7f8c8d",
+};
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * A horizontal bar chart of jobs/s: one group per throughput scenario, one
+ * bar per system, each group scaled to its own fastest system.
+ */
+export function svg(report: Report): string {
+  const width = 900;
+  const labelWidth = 300;
+  const barMax = width - labelWidth - 110;
+  const barHeight = 16;
+  const gap = 4;
+  const parts: string[] = [];
+  let y = 40;
+  for (const section of report.sections) {
+    if (section.metric !== "jobsPerSec") continue;
+    const bars = section.rows.map((row) => ({ row, value: ok(row)?.jobsPerSec ?? 0 }));
+    const max = Math.max(1, ...bars.map((b) => b.value));
+    parts.push(`<text x="10" y="${y}" font-weight="bold">${escapeXml(section.title)}</text>`);
+    y += 8;
+    for (const { row, value } of bars) {
+      const w = Math.max(value > 0 ? 1 : 0, Math.round((value / max) * barMax));
+      const note = value > 0 ? `${num(value)} jobs/s` : escapeXml(row.outcome.status);
+      parts.push(
+        `<text x="${labelWidth - 6}" y="${y + barHeight - 4}" text-anchor="end">${escapeXml(row.label)}</text>`,
+        `<rect x="${labelWidth}" y="${y}" width="${w}" height="${barHeight}" fill="${colors[row.family]}"/>`,
+        `<text x="${labelWidth + w + 6}" y="${y + barHeight - 4}">${note}</text>`,
+      );
+      y += barHeight + gap;
+    }
+    y += 24;
+  }
+  const legend = (Object.keys(colors) as Row["family"][]).map((family, i) =>
+    `<rect x="${10 + i * 130}" y="${y}" width="12" height="12" fill="${colors[family]}"/>` +
+    `<text x="${28 + i * 130}" y="${y + 11}">${family}</text>`
+  );
+  const height = y + 30;
+  const title = `edgekiq vs BullMQ vs Sidekiq: jobs/s (${escapeXml(String(report.meta.date ?? ""))})`;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+    `font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="20" font-size="15" font-weight="bold">${title}</text>`,
+    ...parts,
+    ...legend,
+    `</svg>`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,138 @@
+/**
+ * `npm run bench`: edgekiq against BullMQ and Ruby Sidekiq, on one machine,
+ * one Redis, in one run.
+ *
+ *   npm run bench                      # everything, 100k jobs (~15 min on 2 cores)
+ *   npm run bench -- --quick           # 10k jobs, fewer variants (~2 min)
+ *   npm run bench -- --jobs 50000
+ *   npm run bench -- --only drain      # drain, push, latency, promote, io (comma-separated)
+ *
+ * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. REDIS_URL points it
+ * at an existing server (it is FLUSHDB'd between runs!); otherwise a private
+ * redis-server is started on a free loopback port and stopped at the end.
+ * Progress goes to stderr, the tables to stdout, and the results to
+ * bench/results.json and bench/results.svg.
+ */
+import { cpus } from "node:os";
+import { readFileSync } from "node:fs";
+import { formatSection, formatTargets, type Report, type Section, writeReport } from "./report.ts";
+import { type Context, drain, ioBound, latency, promote, push } from "./scenarios.ts";
+import { prepareNodeBundles, progress, redisCommand, repoRoot, sidekiqUnavailable, startRedis } from "./support.ts";
+import { checkTargets } from "./targets.ts";
+
+interface Options {
+  jobs: number;
+  quick: boolean;
+  only: string[];
+}
+
+function options(): Options {
+  const argv = process.argv.slice(2);
+  const flag = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    if (i >= 0) return argv[i + 1] && !argv[i + 1].startsWith("--") ? argv[i + 1] : "true";
+    const eq = argv.find((a) => a.startsWith(`--${name}=`));
+    return eq?.slice(name.length + 3);
+  };
+  const quick = argv.includes("--quick") || !["", "0", "false"].includes(process.env.BENCH_QUICK ?? "");
+  const jobs = Number(flag("jobs") ?? process.env.BENCH_JOBS ?? (quick ? 10_000 : 100_000));
+  if (!Number.isInteger(jobs) || jobs < 100 || jobs > 10_000_000) {
+    throw new Error(
+      `--jobs must be a whole number from 100 to 10,000,000: got ${flag("jobs") ?? process.env.BENCH_JOBS}`,
+    );
+  }
+  const only = (flag("only") ?? process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  return { jobs, quick, only };
+}
+
+const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> = [
+  { id: "drain-c10", run: (ctx) => drain(ctx, 10) },
+  { id: "drain-c100", run: (ctx) => drain(ctx, 100) },
+  { id: "push", run: push },
+  { id: "latency", run: latency },
+  { id: "promote", run: promote },
+  { id: "io", run: ioBound },
+];
+
+function versionOf(pkg: string): string | undefined {
+  try {
+    return JSON.parse(readFileSync(`${repoRoot}node_modules/${pkg}/package.json`, "utf8")).version;
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const selected = scenarios.filter((s) =>
+    opts.only.length === 0 || opts.only.some((o) => s.id === o || s.id.startsWith(`${o}-`))
+  );
+  if (selected.length === 0) {
+    throw new Error(`--only ${opts.only.join(",")} matches no scenario: ${scenarios.map((s) => s.id)}`);
+  }
+  const started = performance.now();
+  await prepareNodeBundles(["edgekiq-drain.ts", "edgekiq-push.ts", "edgekiq-latency.ts", "edgekiq-promote.ts"]);
+  const redis = await startRedis();
+  const stopRedis = () => void redis.stop();
+  process.once("SIGINT", () => {
+    stopRedis();
+    process.exit(130);
+  });
+  try {
+    const serverInfo = String(await redisCommand(redis.url, ["INFO", "server"]));
+    const meta = {
+      date: new Date().toISOString(),
+      jobs: opts.jobs,
+      quick: opts.quick,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      node: process.version,
+      bun: versionOf("bun"),
+      deno: versionOf("deno"),
+      bullmq: versionOf("bullmq"),
+      ioredis: versionOf("ioredis"),
+      sidekiq: sidekiqUnavailable() ?? "6.x (system ruby)",
+      redis: /redis_version:(\S+)/.exec(serverInfo)?.[1],
+      redisUrl: redis.owned ? "private redis-server (loopback)" : "REDIS_URL",
+      edgekiqOnNode: process.env.BENCH_NODE_LOADER === "tsx" ? "tsx loader" : "esbuild bundle (bench/.build)",
+    };
+    progress(
+      `edgekiq bench: ${opts.jobs.toLocaleString("en-US")} jobs${
+        opts.quick ? ", quick" : ""
+      }; redis ${meta.redis} (${meta.redisUrl}); ` +
+        `scenarios ${selected.map((s) => s.id).join(", ")}`,
+    );
+    const ctx: Context = { url: redis.url, jobs: opts.jobs, quick: opts.quick };
+    const sections: Section[] = [];
+    for (const scenario of selected) sections.push(await scenario.run(ctx));
+    const targets = checkTargets(sections);
+    const report: Report = {
+      meta: { ...meta, seconds: Math.round((performance.now() - started) / 1000) },
+      sections,
+      targets,
+    };
+    const text = [
+      `edgekiq benchmark — ${meta.date}, ${meta.cpus} cores, node ${meta.node}, bun ${meta.bun}, deno ${meta.deno}, ` +
+      `bullmq ${meta.bullmq}, redis ${meta.redis}`,
+      "ratios are edgekiq/peer jobs/s (latency: edgekiq/peer ms, lower is better); RT = client round trips, " +
+      "srv cmds = Redis total_commands_processed delta (includes commands run inside Lua scripts)",
+      "",
+      ...sections.flatMap((s) => [formatSection(s), ""]),
+      formatTargets(targets),
+    ].join("\n");
+    process.stdout.write(text + "\n");
+    const outDir = `${repoRoot}bench`;
+    writeReport(outDir, report);
+    progress(`done in ${report.meta.seconds} s; wrote bench/results.json and bench/results.svg`);
+  } finally {
+    await redis.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${(error as Error)?.stack ?? error}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,247 @@
+/**
+ * The benchmark scenarios: which systems run, with which arguments, and in
+ * what order. Each scenario runs edgekiq and its peers back to back on the
+ * same Redis, flushed between runs, one fresh child process per system.
+ */
+import { existsSync } from "node:fs";
+import type { Row, Section } from "./report.ts";
+import {
+  benchDir,
+  type ChildResult,
+  edgekiqCommand,
+  flushRedis,
+  type Outcome,
+  progress,
+  repoRoot,
+  runChild,
+  runtimeUnavailable,
+  sidekiqUnavailable,
+} from "./support.ts";
+
+/** What every scenario gets from the runner. */
+export interface Context {
+  url: string;
+  /** Jobs for throughput scenarios (100k by default, 10k with --quick). */
+  jobs: number;
+  quick: boolean;
+}
+
+/** An edgekiq runtime/transport pairing. */
+export interface Variant {
+  runtime: "node" | "bun" | "deno";
+  transport: "ioredis" | "bun";
+}
+
+export const variantName = (v: Variant): string => `${v.runtime}/${v.transport}`;
+export const NODE: Variant = { runtime: "node", transport: "ioredis" };
+const ALL_VARIANTS: Variant[] = [
+  NODE,
+  { runtime: "bun", transport: "bun" },
+  { runtime: "bun", transport: "ioredis" },
+  { runtime: "deno", transport: "ioredis" },
+];
+const QUICK_VARIANTS: Variant[] = [NODE, { runtime: "bun", transport: "bun" }, {
+  runtime: "deno",
+  transport: "ioredis",
+}];
+
+/** A row to run: how to start it and how to label it. */
+interface Planned extends Omit<Row, "outcome"> {
+  command: { command: string; args: string[] };
+  args: string[];
+  /** Why it cannot run here, if it cannot. */
+  unavailable?: string | null;
+  /** Seed in a separate process first (`--phase seed`), then time `--phase drain`. */
+  seed?: boolean;
+}
+
+/** Minimum plausible rate a child must reach before it counts as hung (jobs/s). */
+const timeoutMs = (jobs: number, minRate: number) => 45_000 + Math.ceil((jobs / minRate) * 1000);
+
+async function runRows(ctx: Context, section: Section, planned: Planned[], childTimeoutMs: number): Promise<Section> {
+  for (const p of planned) {
+    let outcome: Outcome;
+    if (p.unavailable) {
+      outcome = { status: "skipped", detail: p.unavailable, wallSeconds: 0 };
+      progress(`${section.title}: ${p.label}: skipped (${p.unavailable})`);
+    } else {
+      await flushRedis(ctx.url);
+      progress(`${section.title}: ${p.label} ...`);
+      const deadline = String(Math.floor(childTimeoutMs / 1000) - 5);
+      const common = [...p.args, "--url", ctx.url, "--deadline", deadline];
+      const seeded = p.seed ? await runChild(p.command, [...common, "--phase", "seed"], {}, childTimeoutMs) : undefined;
+      outcome = seeded && seeded.status !== "ok"
+        ? seeded
+        : await runChild(p.command, p.seed ? [...common, "--phase", "drain"] : common, {}, childTimeoutMs);
+      progress(`${section.title}: ${p.label}: ${describeOutcome(outcome)}`);
+    }
+    const { command: _c, args: _a, unavailable: _u, seed: _s, ...row } = p;
+    section.rows.push({ ...row, outcome });
+  }
+  await flushRedis(ctx.url);
+  return section;
+}
+
+function describeOutcome(o: Outcome): string {
+  if (o.status !== "ok") return `${o.status}: ${o.detail}`;
+  const r: ChildResult = o.result;
+  const main = r.p50 != null
+    ? `p50 ${r.p50} ms, p99 ${r.p99} ms`
+    : `${Math.round(r.jobsPerSec ?? 0).toLocaleString("en-US")} jobs/s` +
+      (r.pctIdeal != null ? ` (${r.pctIdeal}% of ideal)` : "");
+  return `${main} [child ${o.wallSeconds.toFixed(1)} s]`;
+}
+
+function edgekiqRow(
+  v: Variant,
+  script: string,
+  args: string[],
+  extra: { fetch?: "reliable" | "basic"; concurrency?: number; label?: string } = {},
+): Planned {
+  return {
+    label: extra.label ?? `edgekiq ${variantName(v)}${extra.fetch ? ` ${extra.fetch}` : ""}`,
+    family: "edgekiq",
+    variant: variantName(v),
+    fetch: extra.fetch,
+    concurrency: extra.concurrency,
+    command: edgekiqCommand(v.runtime, script),
+    args: ["--transport", v.transport, ...args],
+    unavailable: runtimeUnavailable(v.runtime) ??
+      (existsSync(`${repoRoot}src/transport/${v.transport}.ts`) ? null : `src/transport/${v.transport}.ts is missing`),
+  };
+}
+
+function bullmqRow(script: string, args: string[], concurrency?: number): Planned {
+  return {
+    label: "BullMQ 6 (node)",
+    family: "bullmq",
+    concurrency,
+    command: { command: process.execPath, args: [`${benchDir}${script}`] },
+    args,
+  };
+}
+
+function sidekiqRow(script: string, args: string[], concurrency?: number, label = "Sidekiq 6.4 (ruby)"): Planned {
+  return {
+    label,
+    family: "sidekiq",
+    concurrency,
+    command: { command: "ruby", args: [`${benchDir}${script}`] },
+    args,
+    unavailable: sidekiqUnavailable(),
+  };
+}
+
+/** (1) Drain N pre-enqueued no-op jobs at one concurrency. */
+export function drain(ctx: Context, concurrency: number): Promise<Section> {
+  const section: Section = {
+    id: `drain-c${concurrency}`,
+    title: `drain ${ctx.jobs.toLocaleString("en-US")} no-op jobs, concurrency ${concurrency}`,
+    metric: "jobsPerSec",
+    rows: [],
+  };
+  const args = ["--jobs", String(ctx.jobs), "--concurrency", String(concurrency)];
+  const planned: Planned[] = [];
+  for (const v of ctx.quick ? QUICK_VARIANTS : ALL_VARIANTS) {
+    const fetches: Array<"reliable" | "basic"> = ctx.quick && v !== NODE ? ["reliable"] : ["reliable", "basic"];
+    for (const fetch of fetches) {
+      planned.push({
+        ...edgekiqRow(v, "edgekiq-drain.ts", [...args, "--fetch", fetch], { fetch, concurrency }),
+        seed: true,
+      });
+    }
+  }
+  planned.push({ ...bullmqRow("bullmq-drain.mjs", args, concurrency), seed: true });
+  planned.push({ ...sidekiqRow("sidekiq_drain.rb", args, concurrency), seed: true });
+  return runRows(ctx, section, planned, timeoutMs(ctx.jobs, 500));
+}
+
+/** (2) Bulk push rate. */
+export function push(ctx: Context): Promise<Section> {
+  const section: Section = {
+    id: "push",
+    title: `bulk push ${ctx.jobs.toLocaleString("en-US")} jobs`,
+    metric: "jobsPerSec",
+    rows: [],
+  };
+  const args = ["--jobs", String(ctx.jobs)];
+  const planned = (ctx.quick ? [NODE] : QUICK_VARIANTS).map((v) =>
+    edgekiqRow(v, "edgekiq-push.ts", args, { label: `edgekiq ${variantName(v)} pushBulk` })
+  );
+  planned.push({ ...bullmqRow("bullmq-push.mjs", args), label: "BullMQ 6 addBulk" });
+  planned.push(sidekiqRow("sidekiq_push.rb", args, undefined, "Sidekiq 6.4 push_bulk"));
+  return runRows(ctx, section, planned, timeoutMs(ctx.jobs, 2000));
+}
+
+/** (3) Enqueue-to-perform latency on an idle worker, one job at a time. */
+export function latency(ctx: Context): Promise<Section> {
+  const jobs = ctx.quick ? 200 : 1000;
+  const section: Section = {
+    id: "latency",
+    title: `enqueue-to-perform latency, idle worker, ${jobs} jobs one at a time`,
+    metric: "latency",
+    rows: [],
+  };
+  const args = ["--jobs", String(jobs)];
+  const planned: Planned[] = [
+    edgekiqRow(NODE, "edgekiq-latency.ts", [...args, "--fetch", "reliable"], { fetch: "reliable" }),
+  ];
+  if (!ctx.quick) {
+    planned.push(edgekiqRow(NODE, "edgekiq-latency.ts", [...args, "--fetch", "basic"], { fetch: "basic" }));
+    for (const v of QUICK_VARIANTS.slice(1)) {
+      planned.push(edgekiqRow(v, "edgekiq-latency.ts", [...args, "--fetch", "reliable"], { fetch: "reliable" }));
+    }
+  }
+  planned.push(bullmqRow("bullmq-latency.mjs", args));
+  planned.push(sidekiqRow("sidekiq_latency.rb", args));
+  return runRows(ctx, section, planned, timeoutMs(jobs, 20));
+}
+
+/** (6) Scheduled-backlog promotion: batched versus one job per call. */
+export function promote(ctx: Context): Promise<Section> {
+  // The one-per-call movers are slow by design (~3k jobs/s); past 100k they
+  // would only take longer, not measure better.
+  const slowJobs = Math.min(ctx.jobs, 100_000);
+  const section: Section = {
+    id: "promote",
+    title: `promote ${ctx.jobs.toLocaleString("en-US")} due scheduled jobs` +
+      (slowJobs < ctx.jobs ? ` (one-per-call: ${slowJobs.toLocaleString("en-US")})` : ""),
+    metric: "jobsPerSec",
+    rows: [],
+  };
+  const planned: Planned[] = [
+    edgekiqRow(NODE, "edgekiq-promote.ts", ["--jobs", String(ctx.jobs), "--mode", "batched"], {
+      label: "edgekiq Poller.promote (batched)",
+    }),
+    {
+      ...edgekiqRow(NODE, "edgekiq-promote.ts", ["--jobs", String(slowJobs), "--mode", "one-per-call"], {
+        label: "baseline one-per-call (node, Enq-style)",
+      }),
+      family: "baseline",
+    },
+    sidekiqRow("sidekiq_enq.rb", ["--jobs", String(slowJobs)], undefined, "Sidekiq 6.4 Scheduled::Enq"),
+  ];
+  return runRows(ctx, section, planned, timeoutMs(ctx.jobs, 1000));
+}
+
+/** (7) I/O-bound: each job awaits a 5 ms timer, concurrency 100. */
+export function ioBound(ctx: Context): Promise<Section> {
+  const jobs = ctx.quick ? 5000 : 20_000;
+  const concurrency = 100;
+  const section: Section = {
+    id: "io",
+    title: `I/O-bound: ${jobs.toLocaleString("en-US")} jobs awaiting 5 ms, concurrency 100 (ideal 20,000 jobs/s)`,
+    metric: "jobsPerSec",
+    rows: [],
+  };
+  const args = ["--jobs", String(jobs), "--concurrency", String(concurrency), "--sleep-ms", "5"];
+  const planned: Planned[] = [
+    {
+      ...edgekiqRow(NODE, "edgekiq-drain.ts", [...args, "--fetch", "reliable"], { fetch: "reliable", concurrency }),
+      seed: true,
+    },
+    { ...bullmqRow("bullmq-drain.mjs", args, concurrency), seed: true },
+    { ...sidekiqRow("sidekiq_drain.rb", args, concurrency), seed: true },
+  ];
+  return runRows(ctx, section, planned, timeoutMs(jobs, 200));
+}

@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+# Ruby Sidekiq drain: pre-enqueue N jobs with Sidekiq::Client.push_bulk
+# (1,000 per call, untimed), then time an embedded Sidekiq::Launcher
+# (basic fetch, BRPOP) until N jobs have run. With --sleep-ms each job
+# sleeps (the I/O-bound scenario).
+#
+#   ruby sidekiq_drain.rb --url redis://... --jobs N --concurrency C [--sleep-ms 5] [--phase seed|drain|both]
+
+require_relative "sidekiq_common"
+
+class NoopJob
+  include Sidekiq::Worker
+
+  class << self
+    attr_accessor :counter, :sleep_s
+  end
+
+  def perform(_i)
+    sleep(NoopJob.sleep_s) if NoopJob.sleep_s > 0
+    NoopJob.counter.increment
+  end
+end
+
+Bench.main do |a|
+  jobs = Integer(a.fetch("jobs", "100000"))
+  concurrency = Integer(a.fetch("concurrency", "10"))
+  sleep_ms = Float(a.fetch("sleep-ms", "0"))
+  Bench.configure(a.fetch("url"), concurrency + 5)
+  NoopJob.counter = Bench::Counter.new(jobs)
+  NoopJob.sleep_s = sleep_ms / 1000.0
+
+  # The harness seeds in a process of its own (--phase seed), so the drain's
+  # RSS is the worker's.
+  phase = a.fetch("phase", "both")
+  if phase != "drain"
+    (0...jobs).each_slice(1000) do |slice|
+      Sidekiq::Client.push_bulk("class" => NoopJob, "args" => slice.map { |i| [i] })
+    end
+  end
+  queued = Sidekiq::Queue.new("default").size
+  raise "found #{queued} jobs queued, expected #{jobs}" unless queued == jobs
+  next {seeded: jobs} if phase == "seed"
+
+  before = Bench.server_commands
+  t0 = Bench.now
+  launcher = Bench.launcher(concurrency)
+  launcher.run
+  NoopJob.counter.wait(Float(a.fetch("deadline", "600")))
+  seconds = Bench.now - t0
+  rss = Bench.rss_mb
+  launcher.stop
+  server_cmds = Bench.server_commands - before - 1
+  left = Sidekiq::Queue.new("default").size
+  raise "drain left #{left} jobs" unless left == 0
+
+  {
+    jobs: jobs,
+    jobsPerSec: (jobs / seconds).round,
+    seconds: seconds.round(3),
+    rssMB: rss,
+    roundTripsPerJob: nil,
+    serverCommandsPerJob: (server_cmds.to_f / jobs).round(3),
+    pctIdeal: sleep_ms > 0 ? (100.0 * jobs / seconds / (concurrency * 1000.0 / sleep_ms)).round(1) : nil
+  }
+end

@@ -1,0 +1,153 @@
+/**
+ * The targets edgekiq is held to, checked against the measured sections.
+ * The reference edgekiq row is Node with ioredis and reliable fetch unless a
+ * target says otherwise. A target whose rows did not run is "n/a".
+ */
+import { ok, type Row, type Section, type TargetCheck } from "./report.ts";
+
+const fmt = (n: number | null | undefined, digits = 0) =>
+  typeof n === "number" && Number.isFinite(n)
+    ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "-";
+
+function find(sections: Section[], id: string, match: (r: Row) => boolean): Row | undefined {
+  return sections.find((s) => s.id === id)?.rows.find(match);
+}
+
+const edge = (variant: string, fetch?: string) => (r: Row) =>
+  r.family === "edgekiq" && r.variant === variant && (fetch === undefined || r.fetch === fetch);
+const family = (f: Row["family"]) => (r: Row) => r.family === f;
+
+/** Checks `value >= goal` (or `<=` when `atMost`), with a readable measurement. */
+function check(
+  name: string,
+  goal: string,
+  value: number | undefined,
+  limit: number,
+  detail: string,
+  atMost = false,
+): TargetCheck {
+  if (value === undefined || !Number.isFinite(value)) return { name, goal, measured: "not measured", met: null };
+  return { name, goal, measured: detail, met: atMost ? value <= limit : value >= limit };
+}
+
+export function checkTargets(sections: Section[]): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const drains = sections.filter((s) => s.id.startsWith("drain-"));
+  for (const s of drains) {
+    const c = s.id.slice("drain-".length);
+    const e = ok(find(sections, s.id, edge("node/ioredis", "reliable")));
+    for (const [peer, label, goal] of [["bullmq", "BullMQ", 4], ["sidekiq", "Sidekiq", 6]] as const) {
+      const p = ok(find(sections, s.id, family(peer)));
+      const r = e?.jobsPerSec && p?.jobsPerSec ? e.jobsPerSec / p.jobsPerSec : undefined;
+      out.push(
+        check(
+          `reliable drain vs ${label} (${c})`,
+          `>= ${goal}x`,
+          r,
+          goal,
+          `${fmt(r, 2)}x (${fmt(e?.jobsPerSec)} vs ${fmt(p?.jobsPerSec)} jobs/s)`,
+        ),
+      );
+    }
+  }
+
+  const pushE = ok(find(sections, "push", edge("node/ioredis")));
+  const pushS = ok(find(sections, "push", family("sidekiq")));
+  const pushRatio = pushE?.jobsPerSec && pushS?.jobsPerSec ? pushE.jobsPerSec / pushS.jobsPerSec : undefined;
+  out.push(
+    check(
+      "bulk push vs Sidekiq",
+      ">= 2x",
+      pushRatio,
+      2,
+      `${fmt(pushRatio, 2)}x (${fmt(pushE?.jobsPerSec)} vs ${fmt(pushS?.jobsPerSec)} jobs/s)`,
+    ),
+  );
+  out.push(
+    check(
+      "bulk push rate",
+      ">= 150,000 jobs/s",
+      pushE?.jobsPerSec ?? undefined,
+      150_000,
+      `${fmt(pushE?.jobsPerSec)} jobs/s`,
+    ),
+  );
+
+  const lat = ok(find(sections, "latency", edge("node/ioredis", "reliable")));
+  out.push(check("idle latency p50", "<= 1 ms", lat?.p50 ?? undefined, 1, `${fmt(lat?.p50, 3)} ms`, true));
+  out.push(check("idle latency p99", "<= 3 ms", lat?.p99 ?? undefined, 3, `${fmt(lat?.p99, 3)} ms`, true));
+
+  const rssE = ok(find(sections, "drain-c100", edge("node/ioredis", "reliable")));
+  const rssB = ok(find(sections, "drain-c100", family("bullmq")));
+  const rssRatio = rssE?.rssMB && rssB?.rssMB ? rssE.rssMB / rssB.rssMB : undefined;
+  out.push(
+    check(
+      "RSS at c=100 vs BullMQ",
+      "<= 0.5x",
+      rssRatio,
+      0.5,
+      `${fmt(rssRatio, 2)}x (${fmt(rssE?.rssMB, 1)} vs ${fmt(rssB?.rssMB, 1)} MB)`,
+      true,
+    ),
+  );
+
+  for (const s of drains) {
+    const e = ok(find(sections, s.id, edge("node/ioredis", "reliable")));
+    const b = ok(find(sections, s.id, edge("node/ioredis", "basic")));
+    const worst = Math.max(e?.roundTripsPerJob ?? -1, b?.roundTripsPerJob ?? -1);
+    out.push(
+      check(
+        `busy round trips/job (${s.id.slice(6)})`,
+        "<= 0.3",
+        worst >= 0 ? worst : undefined,
+        0.3,
+        `reliable ${fmt(e?.roundTripsPerJob, 3)}, basic ${fmt(b?.roundTripsPerJob, 3)}`,
+        true,
+      ),
+    );
+  }
+
+  // "Within 20%": not more than 20% slower than Node (faster is fine).
+  for (const variant of ["bun/bun", "bun/ioredis", "deno/ioredis"]) {
+    const ratios: string[] = [];
+    let worst: number | undefined;
+    for (const s of drains) {
+      const node = ok(find(sections, s.id, edge("node/ioredis", "reliable")));
+      const other = ok(find(sections, s.id, edge(variant, "reliable")));
+      if (!node?.jobsPerSec || !other?.jobsPerSec) continue;
+      const r = other.jobsPerSec / node.jobsPerSec;
+      ratios.push(`${s.id.slice(6)} ${r.toFixed(3)}x`);
+      worst = worst === undefined ? r : Math.min(worst, r);
+    }
+    out.push(check(`${variant} drain vs node/ioredis`, ">= 0.8x", worst, 0.8, ratios.join(", ")));
+  }
+
+  const io = ok(find(sections, "io", edge("node/ioredis")));
+  const ioB = ok(find(sections, "io", family("bullmq")));
+  out.push(
+    check(
+      "I/O-bound % of ideal",
+      ">= 80%",
+      io?.pctIdeal ?? undefined,
+      80,
+      `${fmt(io?.pctIdeal, 1)}% (BullMQ ${fmt(ioB?.pctIdeal, 1)}%)`,
+    ),
+  );
+
+  const prE = ok(find(sections, "promote", edge("node/ioredis")));
+  const prB = ok(find(sections, "promote", family("baseline")));
+  const prS = ok(find(sections, "promote", family("sidekiq")));
+  const speedup = prE?.jobsPerSec && prB?.jobsPerSec ? prE.jobsPerSec / prB.jobsPerSec : undefined;
+  const vsRuby = prE?.jobsPerSec && prS?.jobsPerSec ? `; ${fmt(prE.jobsPerSec / prS.jobsPerSec, 1)}x Sidekiq Enq` : "";
+  out.push(
+    check(
+      "promotion vs one-per-call",
+      ">= 10x",
+      speedup,
+      10,
+      `${fmt(speedup, 1)}x (${fmt(prE?.jobsPerSec)} vs ${fmt(prB?.jobsPerSec)} jobs/s${vsRuby})`,
+    ),
+  );
+  return out;
+}
