@@ -8,7 +8,7 @@
  * @module
  */
 import { Redis, type RedisOptions } from "ioredis";
-import { ConfigError, toTransportError } from "../errors.ts";
+import { ConfigError, toTransportError, TransportError } from "../errors.ts";
 import { runScript, type Script } from "./script.ts";
 import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
 
@@ -16,15 +16,27 @@ import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, t
 export interface IoredisTransportOptions {
   /** `redis://` or `rediss://` URL; default `redis://127.0.0.1:6379`. */
   url?: string;
-  /** Use this client instead of connecting; it is not closed by `close()` unless `owned`. */
+  /**
+   * Use this client instead of connecting. A RESP2 client (`protocol: 2`) is
+   * used as is; a RESP3 one (ioredis 6's default) is duplicated as RESP2.
+   * `close()` leaves it open unless `owned` is true; the connections the
+   * transport duplicated from it are always closed.
+   */
   client?: Redis;
   /** Close a given `client` on `close()`. */
   owned?: boolean;
+  /**
+   * ioredis auto-pipelining: batches commands issued in the same tick into
+   * one write. Off by default: with a single in-flight caller it only adds a
+   * tick of latency; it helps when many jobs ack concurrently.
+   */
+  autoPipelining?: boolean;
   /** Extra ioredis options for connections this transport creates. */
   redisOptions?: RedisOptions;
 }
 
 const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP"]);
+const noop = () => {};
 
 /**
  * Creates a transport over ioredis.
@@ -33,17 +45,35 @@ const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", 
  * ```ts
  * import { ioredisTransport } from "edgekiq/ioredis";
  * const transport = ioredisTransport({ url: "redis://127.0.0.1:6379" });
+ * await transport.call("PING"); // "PONG"
+ * await transport.close();
  * ```
  */
 export function ioredisTransport(options: IoredisTransportOptions = {}): Transport {
   // RESP2: the reply shapes Sidekiq, Lua and Upstash all use (RESP3 nests
-  // WITHSCORES pairs and returns doubles as numbers).
-  const base: RedisOptions = { maxRetriesPerRequest: null, protocol: 2, ...options.redisOptions };
-  if (base.protocol !== 2 || (options.client && options.client.options.protocol === 3)) {
-    throw new ConfigError("Cannot use ioredis transport as the connection speaks RESP3: set 'protocol: 2'");
+  // WITHSCORES pairs and returns doubles as numbers). One reconnect attempt
+  // per command: while Redis is down, commands fail fast with a "connection"
+  // error the engine backs off on, instead of queueing forever.
+  const base: RedisOptions = {
+    maxRetriesPerRequest: 1,
+    protocol: 2,
+    enableAutoPipelining: options.autoPipelining ?? false,
+    ...options.redisOptions,
+  };
+  if (base.protocol !== 2) {
+    throw new ConfigError("Cannot use ioredis transport with RESP3: leave 'protocol' at 2");
   }
-  const main = options.client ?? new Redis(options.url ?? "redis://127.0.0.1:6379", base);
-  const ownsMain = !options.client || options.owned === true;
+  const given = options.client;
+  // ioredis 6 speaks RESP3 by default; a RESP3 client is duplicated (same
+  // host, auth, TLS) as RESP2 rather than trusting its reply mapping.
+  const resp2 = !given || given.options.protocol === 2;
+  const main = given
+    ? (resp2 ? given : given.duplicate({ protocol: 2, maxRetriesPerRequest: base.maxRetriesPerRequest }))
+    : new Redis(options.url ?? "redis://127.0.0.1:6379", base);
+  const ownsMain = !given || !resp2 || options.owned === true;
+  // Connection failures surface through the commands that hit them; without a
+  // listener ioredis would also print every reconnect failure to stderr.
+  if (main !== given) main.on("error", noop);
   const idle: Redis[] = [];
   const all = new Set<Redis>();
   const counters = newCounters();
@@ -54,19 +84,24 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     try {
       return normalize(await main.call(command, ...args));
     } catch (error) {
-      throw toTransportError(error);
+      throw mapError(error);
     }
   };
 
   const blocking = async (command: string, args: RedisArg[]): Promise<RedisReply> => {
+    if (closed) throw new TransportError("connection", `Cannot run ${command} as the transport is closed`);
     countTrip(counters, 1);
     // Blocking commands get their own connection: the server parks it.
-    const conn = idle.pop() ?? main.duplicate();
-    all.add(conn);
+    let conn = idle.pop();
+    if (!conn) {
+      conn = main.duplicate();
+      conn.on("error", noop);
+      all.add(conn);
+    }
     try {
       return normalize(await conn.call(command, ...args));
     } catch (error) {
-      throw toTransportError(error);
+      throw mapError(error);
     } finally {
       if (closed) conn.disconnect();
       else idle.push(conn);
@@ -81,18 +116,20 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
       return BLOCKING.has(command.toUpperCase()) ? blocking(command, args) : send(command, ...args);
     },
     async pipeline(commands: readonly Command[], pipelineOptions = {}) {
+      if (commands.length === 0) return [];
       countTrip(counters, commands.length);
       const batch = pipelineOptions.atomic ? main.multi() : main.pipeline();
       for (const [name, ...args] of commands) batch.call(name, ...args);
       let results: [Error | null, unknown][] | null;
       try {
+        // A command Redis refuses to queue makes EXEC reject with EXECABORT.
         results = await batch.exec();
       } catch (error) {
-        throw toTransportError(error);
+        throw mapError(error);
       }
       if (!results) throw toTransportError(new Error("EXECABORT Transaction discarded"));
       const failure = results.find(([error]) => error);
-      if (failure) throw toTransportError(failure[0]);
+      if (failure) throw mapError(failure[0]);
       return results.map(([, value]) => normalize(value));
     },
     script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
@@ -100,16 +137,42 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     },
     async close() {
       closed = true;
+      // disconnect() rejects pending blocking calls at once ("Connection is closed").
       for (const conn of all) conn.disconnect();
-      if (ownsMain) await main.quit().catch(() => main.disconnect());
+      all.clear();
+      idle.length = 0;
+      if (options.owned && given && given !== main) given.disconnect();
+      if (!ownsMain) return;
+      if (main.status !== "ready") {
+        main.disconnect(); // QUIT would wait in the offline queue for a server that is not there
+        return;
+      }
+      // QUIT lets in-flight replies arrive; bound it so close() never hangs.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        main.quit().catch(noop),
+        new Promise((resolve) => (timer = setTimeout(resolve, 1000))),
+      ]);
+      clearTimeout(timer);
+      main.disconnect();
     },
   };
+}
+
+/** ioredis reports "gave up reconnecting" as MaxRetriesPerRequestError: a connection failure. */
+function mapError(error: unknown): TransportError {
+  if (error instanceof Error && error.name === "MaxRetriesPerRequestError") {
+    return new TransportError("connection", `Cannot reach Redis: ${error.message}`, { cause: error });
+  }
+  return toTransportError(error);
 }
 
 function normalize(value: unknown): RedisReply {
   if (value === null || value === undefined) return null;
   if (typeof value === "string" || typeof value === "number") return value;
   if (Array.isArray(value)) return value.map(normalize);
-  // Buffers never appear (we ask for strings); anything else is stringified.
+  // Buffers never appear (call() returns strings); Lua errors nested in a
+  // script's array reply arrive as Error objects: keep their text.
+  if (value instanceof Error) return value.message;
   return String(value);
 }

@@ -1,33 +1,58 @@
 /**
  * The memory transport: the embedded default and the engine behind
- * `edgekiq/testing`. Redis's data types and commands in one JavaScript heap,
- * with real blocking pops, MULTI semantics for atomic pipelines, and scripts
- * run through their JavaScript twins. Web-standard only, so it runs on the
- * edge too. It is not the production path: nothing is shared between
- * processes and nothing survives a restart.
+ * `edgekiq/testing`. Redis 7's data types and commands in one JavaScript
+ * heap, with real blocking pops, MULTI semantics for atomic pipelines, and
+ * scripts run through their JavaScript twins. Web-standard only, so it runs
+ * on the edge too. Nothing is shared between processes and nothing survives
+ * a restart.
  *
  * @module
  */
 import { toTransportError, TransportError } from "../errors.ts";
-import { ReplyError, Store } from "./memory/store.ts";
+import { ReplyError } from "./memory/args.ts";
+import { blockTimeout } from "./memory/lists.ts";
+import { Store } from "./memory/store.ts";
 import type { Script } from "./script.ts";
 import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
 
+/** A client parked in a blocking pop. */
 interface Waiter {
   keys: string[];
-  /** Tries to serve this waiter; true when done. */
-  serve(): boolean;
-  timer?: ReturnType<typeof setTimeout>;
+  /** Serves the waiter from one of `ready` if it can; true when it is done. */
+  serve(ready: Set<string>): boolean;
+  /** Ends the wait with `null` and clears its timer. */
+  cancel(): void;
 }
 
 const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH"]);
+
+// setTimeout overflows past 2^31-1 ms (24.8 days) and would fire at once, so
+// long timeouts wait in steps.
+const MAX_DELAY = 2 ** 31 - 1;
+
+function mapError(error: unknown): unknown {
+  return error instanceof ReplyError ? toTransportError(error) : error;
+}
+
+/**
+ * Lua hands integers back to Redis truncated and has no floats in replies;
+ * twins return plain JavaScript, so their replies are shaped the same way.
+ */
+function luaReply(reply: RedisReply): RedisReply {
+  if (typeof reply === "number") return Math.trunc(reply);
+  if (Array.isArray(reply)) return reply.map(luaReply);
+  return reply;
+}
 
 /**
  * Creates a memory transport with an empty keyspace. Share one instance
  * between a client and a worker in one program.
  *
- * Pending blocking pops resolve to `null` (a timeout) when the transport is
- * closed, so a closing worker is never left hanging and no timer stays open.
+ * Blocking pops (BRPOP, BLPOP, BLMOVE, BRPOPLPUSH) really wait, and a push
+ * wakes the longest-waiting client first, as Redis serves them. `close()`
+ * answers every pending blocking pop with `null` (a timeout) and clears every
+ * timer, so a closing worker is never left hanging and the process can exit.
+ * The data stays readable after `close()`; blocking pops then no longer wait.
  *
  * @example
  * ```ts
@@ -39,85 +64,108 @@ const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH"]);
 export function memoryTransport(): Transport {
   const store = new Store();
   const counters = newCounters();
-  let waiters: Waiter[] = [];
+  const waiters: Waiter[] = [];
   let closed = false;
 
-  // A push wakes the oldest waiter on that key first, as Redis serves
-  // blocked clients in arrival order.
-  store.onPush = (key) => {
-    if (waiters.length === 0) return;
-    queueMicrotask(() => {
-      for (const w of waiters.slice()) {
-        if (w.keys.includes(key) && w.serve()) waiters = waiters.filter((x) => x !== w);
-      }
-    });
-  };
-
-  const run = (command: string, args: RedisArg[]): RedisReply => {
+  const run = (command: string, args: readonly RedisArg[]): RedisReply => {
     try {
       return store.exec(command, args);
     } catch (error) {
-      throw error instanceof ReplyError ? toTransportError(error) : error;
+      throw mapError(error);
     }
   };
 
-  const block = (command: string, args: RedisArg[]): Promise<RedisReply> => {
+  // Redis serves blocked clients after each command (or EXEC, or script),
+  // oldest first per key; a served BLMOVE pushes too, so repeat until quiet.
+  const serveBlocked = (): void => {
+    const pushed = store.db.pushed;
+    while (pushed.size > 0) {
+      const ready = new Set(pushed);
+      pushed.clear();
+      for (const w of waiters.slice()) {
+        if (w.keys.some((k) => ready.has(k)) && w.serve(ready)) waiters.splice(waiters.indexOf(w), 1);
+      }
+    }
+  };
+
+  const block = (command: string, args: readonly RedisArg[]): Promise<RedisReply> => {
+    let immediate: RedisReply;
+    let ms: number;
+    try {
+      immediate = run(command, args); // checks arity, timeout and types, and pops if it can
+      ms = blockTimeout(String(args[command === "BLMOVE" ? 4 : command === "BRPOPLPUSH" ? 2 : args.length - 1]));
+    } catch (error) {
+      return Promise.reject(mapError(error));
+    } finally {
+      serveBlocked(); // a BLMOVE that moved at once may feed another waiter
+    }
+    if (immediate !== null || closed) return Promise.resolve(immediate);
     const a = args.map(String);
     const isMove = command === "BLMOVE" || command === "BRPOPLPUSH";
-    const timeout = Number(a[a.length - 1]);
-    if (!Number.isFinite(timeout) || timeout < 0) {
-      return Promise.reject(new TransportError("command", "ERR timeout is not a float or out of range"));
-    }
     const keys = isMove ? [a[0]] : a.slice(0, -1);
-    const immediate = run(command, args);
-    if (immediate !== null || closed) return Promise.resolve(immediate);
     return new Promise((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter = {
         keys,
-        serve() {
-          if (closed) {
-            clearTimeout(waiter.timer);
-            resolve(null);
-            return true;
-          }
-          if (store.firstNonEmpty(keys) === undefined) return false;
-          clearTimeout(waiter.timer);
+        serve(ready) {
+          const key = keys.find((k) => ready.has(k) && store.hasItems(k));
+          if (key === undefined) return false;
+          clearTimeout(timer);
           try {
-            resolve(run(command, args));
+            if (command === "BRPOP" || command === "BLPOP") {
+              resolve([key, run(command === "BRPOP" ? "RPOP" : "LPOP", [key])]);
+            } else {
+              resolve(run("LMOVE", command === "BLMOVE" ? a.slice(0, 4) : [a[0], a[1], "RIGHT", "LEFT"]));
+            }
           } catch (error) {
             reject(error);
           }
           return true;
         },
-      };
-      if (timeout > 0) {
-        waiter.timer = setTimeout(() => {
-          waiters = waiters.filter((x) => x !== waiter);
+        cancel() {
+          clearTimeout(timer);
           resolve(null);
-        }, timeout * 1000);
+        },
+      };
+      if (ms > 0) {
+        const deadline = Date.now() + ms;
+        const arm = () => {
+          const left = deadline - Date.now();
+          timer = setTimeout(() => {
+            if (deadline > Date.now()) return arm();
+            const i = waiters.indexOf(waiter);
+            if (i >= 0) waiters.splice(i, 1);
+            resolve(null);
+          }, Math.min(Math.max(left, 0), MAX_DELAY));
+        };
+        arm();
       }
       waiters.push(waiter);
     });
   };
 
-  const transport: Transport = {
+  return {
     kind: "memory",
     blocking: true,
     counters,
-    call(command, ...args) {
+    call(command: string, ...args: RedisArg[]): Promise<RedisReply> {
       countTrip(counters, 1);
-      const cmd = command.toUpperCase();
-      if (BLOCKING.has(cmd)) return block(cmd, args);
+      const upper = command.toUpperCase();
+      if (BLOCKING.has(upper)) return block(upper, args);
       try {
         return Promise.resolve(run(command, args));
       } catch (error) {
         return Promise.reject(error);
+      } finally {
+        serveBlocked();
       }
     },
-    pipeline(commands: readonly Command[], options = {}) {
+    pipeline(commands: readonly Command[], options = {}): Promise<RedisReply[]> {
+      if (commands.length === 0) return Promise.resolve([]);
       countTrip(counters, commands.length);
       if (options.atomic) {
-        // MULTI: a command Redis would refuse to queue aborts the whole EXEC.
+        // MULTI refuses to queue an unknown command or a wrong arity, and EXEC
+        // then discards everything. Other errors surface at EXEC, per command.
         for (const [name, ...args] of commands) {
           const problem = store.check(name, args);
           if (problem) {
@@ -130,31 +178,40 @@ export function memoryTransport(): Transport {
       const replies: RedisReply[] = [];
       let failure: unknown;
       for (const [name, ...args] of commands) {
+        // Blocking commands do not block here, as inside MULTI: the store runs them once.
         try {
           replies.push(run(name, args));
         } catch (error) {
           failure ??= error;
           replies.push(null);
         }
+        // Outside MULTI each command is its own; blocked clients may be served between them.
+        if (!options.atomic) serveBlocked();
       }
-      return failure ? Promise.reject(failure) : Promise.resolve(replies);
+      serveBlocked();
+      return failure === undefined ? Promise.resolve(replies) : Promise.reject(failure);
     },
     script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
       countTrip(counters, 1);
+      let reply: RedisReply;
       try {
-        const reply = script.twin({ call: (cmd, ...a) => run(cmd, a) }, keys.map(String), args.map(String));
+        // Synchronous, so nothing interleaves: the same atomicity as Lua.
+        reply = luaReply(script.twin({ call: (name, ...a) => run(name, a) }, keys.map(String), args.map(String)));
+      } catch (error) {
+        return Promise.reject(toTransportError(mapError(error)));
+      } finally {
+        serveBlocked();
+      }
+      try {
         return Promise.resolve(script.decode(reply));
       } catch (error) {
-        return Promise.reject(error instanceof TransportError ? error : toTransportError(error));
+        return Promise.reject(error);
       }
     },
-    close() {
+    close(): Promise<void> {
       closed = true;
-      const pending = waiters;
-      waiters = [];
-      for (const w of pending) w.serve();
+      for (const w of waiters.splice(0)) w.cancel();
       return Promise.resolve();
     },
   };
-  return transport;
 }

@@ -71,7 +71,10 @@ export interface Transport {
    * once. The memory transport runs the script's JavaScript twin instead.
    */
   script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R>;
-  /** Closes every connection. Pending blocking calls reject. */
+  /**
+   * Closes every connection. Pending blocking calls settle at once: the TCP
+   * adapters reject them, the memory transport answers them with `null`.
+   */
   close(): Promise<void>;
 }
 

@@ -56,7 +56,7 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
     try {
       response = await requester.request<RedisReply>({ body: [command, ...args.map(String)] });
     } catch (error) {
-      throw toTransportError(cleanError(error));
+      throw mapError(error);
     }
     if (response.error) throw toTransportError(new Error(response.error));
     return normalize(response.result);
@@ -68,6 +68,7 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
     counters,
     call: send,
     async pipeline(commands: readonly Command[], pipelineOptions = {}) {
+      if (commands.length === 0) return [];
       countTrip(counters, commands.length);
       let responses;
       try {
@@ -76,7 +77,7 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
           body: commands.map(([name, ...args]) => [name, ...args.map(String)]),
         }) as unknown as { result?: RedisReply; error?: string }[];
       } catch (error) {
-        throw toTransportError(cleanError(error));
+        throw mapError(error);
       }
       const failure = responses.find((r) => r.error);
       if (failure) throw toTransportError(new Error(failure.error));
@@ -91,13 +92,21 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
   };
 }
 
-/** @upstash/redis appends ", command was: [...]" to server errors; keep Redis's words. */
-function cleanError(error: unknown): unknown {
-  if (error instanceof Error) {
+/**
+ * Maps a requester failure. An `UpstashError` carries the server's error
+ * text (Redis's own words, plus ", command was: [...]", which is cut: it may
+ * hold a whole payload). Anything else is the HTTP layer failing — fetch
+ * refused, reset or timed out, a proxy's non-JSON page — whose messages
+ * differ per runtime ("fetch failed", "Unable to connect", ...), so it is a
+ * "connection" error whatever it says.
+ */
+function mapError(error: unknown): TransportError {
+  if (error instanceof Error && error.name === "UpstashError") {
     const i = error.message.indexOf(", command was:");
-    if (i > 0) return Object.assign(new Error(error.message.slice(0, i)), { cause: error });
+    return toTransportError(i > 0 ? new Error(error.message.slice(0, i), { cause: error }) : error);
   }
-  return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransportError("connection", `Cannot reach Upstash: ${message}`, { cause: error });
 }
 
 function normalize(value: unknown): RedisReply {

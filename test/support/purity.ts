@@ -34,7 +34,11 @@ export function impureFiles(root: string): string[] {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const offenders = impureFiles(fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, ""));
   if (offenders.length) {
-    console.error(`Core purity violated (node:*, Deno, Bun or process outside src/runtime/ and the adapters):\n  ${offenders.join("\n  ")}`);
+    console.error(
+      `Core purity violated (node:*, Deno, Bun or process outside src/runtime/ and the adapters):\n  ${
+        offenders.join("\n  ")
+      }`,
+    );
     process.exit(1);
   }
   console.log("core purity: ok");

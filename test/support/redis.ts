@@ -1,17 +1,48 @@
 /**
  * A private redis-server per test file: a free loopback port, no
- * persistence, killed on stop and at process exit. `REDIS_URL` overrides.
+ * persistence, stopped by `stop()` and, whatever happens to the test process
+ * (crash, SIGKILL, runner timeout), when that process goes away. `REDIS_URL`
+ * overrides. Never touches the Redis on the default port 6379.
+ *
+ * Works under Node, Bun and Deno (run Deno with -A).
+ *
+ * @module
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
+import process from "node:process";
 
+/** A running Redis for tests. */
 export interface TestRedis {
+  /** `redis://127.0.0.1:<port>`. */
   url: string;
+  /** The TCP port. */
   port: number;
+  /** Stops the server (a no-op for `REDIS_URL`) and removes its directory. */
   stop(): Promise<void>;
+}
+
+/**
+ * The redis-server binary on PATH, or null.
+ *
+ * @example
+ * ```ts
+ * if (!redisServerPath()) console.log("no redis-server");
+ * ```
+ */
+export function redisServerPath(): string | null {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, "redis-server");
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch { /* not here */ }
+  }
+  return null;
 }
 
 function freePort(): Promise<number> {
@@ -30,76 +61,117 @@ function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     let data = "";
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(500);
     socket.on("data", (d) => {
       data += d;
-      if (data.includes("\r\n")) {
-        socket.destroy();
-        resolve(data.startsWith("+PONG"));
-      }
+      if (data.includes("\r\n")) done(data.startsWith("+PONG"));
     });
-    socket.on("error", () => resolve(false));
-    socket.on("timeout", () => (socket.destroy(), resolve(false)));
+    socket.on("error", () => done(false));
+    socket.on("timeout", () => done(false));
     socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
   });
 }
 
+// A watchdog shell owns redis-server: it kills the server when its stdin (a
+// pipe from this process) closes, which the OS does even if this process is
+// SIGKILLed, so no orphan servers outlive a crashed or timed-out test run.
+// Background jobs get /dev/null as stdin in sh, hence the fd 3 dance.
+const WATCHDOG = `exec 3<&0
+"$0" "$@" </dev/null &
+pid=$!
+(read _ <&3; kill $pid 2>/dev/null) &
+exec 3<&-
+wait $pid`;
+
 const children = new Set<ChildProcess>();
 process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
+  for (const child of children) child.stdin?.destroy();
 });
 
-/** Starts redis-server on a free port and waits until it answers PING. */
-export async function startRedis(): Promise<TestRedis> {
-  const port = await freePort();
+async function spawnOnce(binary: string, fixedPort?: number): Promise<TestRedis | null> {
+  const port = fixedPort ?? await freePort();
   const dir = mkdtempSync(join(tmpdir(), "edgekiq-redis-"));
-  const child = spawn("redis-server", [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--daemonize",
-    "no",
-    "--dir",
-    dir,
-  ], { stdio: "ignore" });
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  args.push("--daemonize", "no", "--dir", dir);
+  const child = spawn("sh", ["-c", WATCHDOG, binary, ...args], { stdio: ["pipe", "ignore", "ignore"] });
   children.add(child);
+  child.on("error", () => {}); // reported below as "did not start"
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  // Do not keep the test process alive just for the server: a forgotten
+  // stop() then ends with the process, and the watchdog reaps the server.
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  const cleanup = async () => {
+    child.ref(); // keep the process alive until the server is really gone
+    child.stdin?.destroy();
+    await exited;
+    children.delete(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
   const deadline = Date.now() + 10_000;
   while (!(await ping(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`);
+    if (gone) {
+      await cleanup();
+      return null; // most likely lost the port to another process: retry
+    }
+    if (Date.now() > deadline) {
+      await cleanup();
+      throw new Error(`redis-server did not answer PING on port ${port} within 10 s`);
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-      children.delete(child);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { url: `redis://127.0.0.1:${port}`, port, stop: cleanup };
 }
 
 /**
+ * Starts redis-server on a free loopback port (or `options.port`, to restart
+ * a server where clients expect it) and waits until it answers PING.
+ *
+ * @example
+ * ```ts
+ * const redis = await startRedis();
+ * try { console.log(redis.url); } finally { await redis.stop(); }
+ * ```
+ */
+export async function startRedis(options: { port?: number } = {}): Promise<TestRedis> {
+  const binary = redisServerPath();
+  if (!binary) throw new Error("redis-server is not on PATH");
+  if (options.port === 6379) throw new Error("refusing to start a test redis-server on port 6379");
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const server = await spawnOnce(binary, options.port);
+    if (server) return server;
+  }
+  throw new Error("redis-server exited at start five times (port races or a broken install)");
+}
+
+let skipPrinted = false;
+
+/**
  * The Redis for a test file: `REDIS_URL` when set on purpose, else a private
- * redis-server, else null (skip) — but under CI=true a missing Redis fails.
+ * redis-server, else null (skip, with one loud line per process) — but under
+ * `CI=true` a missing Redis throws: CI must have one.
+ *
+ * @example
+ * ```ts
+ * let redis: TestRedis | null;
+ * before(async () => (redis = await testRedis()));
+ * after(() => redis?.stop());
+ * ```
  */
 export async function testRedis(): Promise<TestRedis | null> {
-  if (process.env.REDIS_URL) {
-    const url = process.env.REDIS_URL;
-    return { url, port: Number(new URL(url).port || 6379), stop: async () => {} };
+  const url = process.env.REDIS_URL;
+  if (url) return { url, port: Number(new URL(url).port || 6379), stop: async () => {} };
+  if (redisServerPath()) return await startRedis();
+  if (process.env.CI === "true") throw new Error("CI=true but there is no redis-server on PATH and no REDIS_URL");
+  if (!skipPrinted) {
+    skipPrinted = true;
+    console.error("SKIP: no redis-server and no REDIS_URL — Redis-backed tests skipped");
   }
-  try {
-    return await startRedis();
-  } catch (error) {
-    if (process.env.CI === "true") throw error;
-    console.error(`SKIP: no redis-server and no REDIS_URL — Redis-backed tests skipped (${(error as Error).message})`);
-    return null;
-  }
+  return null;
 }

@@ -4,38 +4,71 @@
  * `POST /` with a JSON command array, `POST /pipeline`, `POST /multi-exec`,
  * bearer-token auth, `Upstash-Encoding: base64`, and `{error}` with status
  * 400. It counts commands, as Upstash would bill them.
+ *
+ * Served with node:http, which Node, Bun and Deno all provide, through a
+ * ten-line adapter to `app.fetch` (no @hono/node-server needed).
+ *
+ * @module
  */
 import { createServer } from "node:http";
 import { Hono } from "hono";
 import { Redis } from "ioredis";
 
+/** A running gateway. */
 export interface UpstashGateway {
+  /** `http://127.0.0.1:<port>`: the REST URL to give @upstash/redis. */
   url: string;
   /** Commands received (a pipeline of k counts k; a script counts 1). */
   readonly commands: number;
+  /** Closes the HTTP server and its Redis connection. */
   stop(): Promise<void>;
 }
 
 type Reply = string | number | null | Reply[];
 
+/**
+ * `Upstash-Encoding: base64`: every string, at any depth, becomes the base64
+ * of its UTF-8 bytes; numbers and null stay. @upstash/redis decodes every
+ * string it gets (it passes a bare top-level "OK" through, and "T0s=" decodes
+ * to "OK" too), so encoding all of them is the one safe choice: an "OK"
+ * element left raw inside an array would be decoded into garbage.
+ */
 function encode(value: Reply, base64: boolean): Reply {
   if (!base64) return value;
-  if (typeof value === "string") return value === "OK" ? "OK" : Buffer.from(value, "utf8").toString("base64");
+  if (typeof value === "string") return Buffer.from(value, "utf8").toString("base64");
   if (Array.isArray(value)) return value.map((v) => encode(v, true));
   return value;
 }
 
+/** A command from a JSON body: clients may send numbers; Redis wants strings. */
+function parse(body: unknown): [string, ...string[]] {
+  if (!Array.isArray(body) || body.length === 0) throw new Error("ERR command must be a non-empty JSON array");
+  return body.map(String) as [string, ...string[]];
+}
+
+/**
+ * Starts the gateway on a free loopback port in front of `redisUrl`.
+ *
+ * @example
+ * ```ts
+ * const gateway = await startUpstashGateway({ redisUrl: server.url, token: "t0k3n" });
+ * const transport = upstashTransport({ url: gateway.url, token: "t0k3n" });
+ * await gateway.stop();
+ * ```
+ */
 export async function startUpstashGateway(options: { redisUrl: string; token: string }): Promise<UpstashGateway> {
-  const redis = new Redis(options.redisUrl, { protocol: 2, maxRetriesPerRequest: null });
+  const redis = new Redis(options.redisUrl, { protocol: 2, maxRetriesPerRequest: 1 });
+  redis.on("error", () => {}); // failures reach the client as {error}
   let commands = 0;
   const app = new Hono();
   app.use("*", async (c, next) => {
     if (c.req.header("authorization") !== `Bearer ${options.token}`) return c.json({ error: "Unauthorized" }, 401);
     await next();
   });
-  const one = async (cmd: string[]): Promise<{ result: Reply } | { error: string }> => {
+  const one = async (body: unknown): Promise<{ result: Reply } | { error: string }> => {
     commands++;
     try {
+      const cmd = parse(body);
       return { result: (await redis.call(cmd[0], ...cmd.slice(1))) as Reply };
     } catch (error) {
       return { error: (error as Error).message };
@@ -48,7 +81,7 @@ export async function startUpstashGateway(options: { redisUrl: string; token: st
   });
   app.post("/pipeline", async (c) => {
     const base64 = c.req.header("upstash-encoding") === "base64";
-    const body = (await c.req.json()) as string[][];
+    const body = ((await c.req.json()) as unknown[]).map(parse);
     const p = redis.pipeline();
     for (const cmd of body) p.call(cmd[0], ...cmd.slice(1));
     commands += body.length;
@@ -57,7 +90,7 @@ export async function startUpstashGateway(options: { redisUrl: string; token: st
   });
   app.post("/multi-exec", async (c) => {
     const base64 = c.req.header("upstash-encoding") === "base64";
-    const body = (await c.req.json()) as string[][];
+    const body = ((await c.req.json()) as unknown[]).map(parse);
     const m = redis.multi();
     for (const cmd of body) m.call(cmd[0], ...cmd.slice(1));
     commands += body.length;

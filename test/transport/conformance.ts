@@ -1,7 +1,10 @@
 /**
  * One conformance suite for every transport: the same assertions on the
  * memory transport, ioredis against redis-server, Bun's RedisClient, and
- * @upstash/redis through the REST gateway fixture.
+ * @upstash/redis through the REST gateway fixture. It uses node:test and
+ * node:assert only, so it runs under `tsx --test`, `bun test` and `deno test`.
+ * Every test writes under its own random prefix instead of flushing, because
+ * the target may be shared.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,6 +12,7 @@ import { TransportError } from "../../src/errors.ts";
 import { defineScript } from "../../src/transport/script.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 
+/** What `open` hands the suite: a transport, how to close it, and (real servers) how to flush scripts. */
 export interface ConformanceTarget {
   transport: Transport;
   close(): Promise<void>;
@@ -32,6 +36,16 @@ return {KEYS[1], n, false, redis.call("LRANGE", KEYS[1], 0, -1)}
   },
 });
 
+const ERROR_REPLY = defineScript({
+  name: "conformanceErrorReply",
+  keys: [],
+  argv: [],
+  lua: `return redis.error_reply("EDGEKIQTEST boom")`,
+  twin: () => {
+    throw new Error("EDGEKIQTEST boom");
+  },
+});
+
 const BAD = defineScript({
   name: "conformanceBad",
   keys: ["k"],
@@ -42,12 +56,19 @@ const BAD = defineScript({
 
 let seq = 0;
 
-/** Registers the suite for one transport. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Registers the suite for one transport. `open` may return null when the
+ * target is unavailable (no redis-server): the tests then pass vacuously
+ * after the harness printed one loud SKIP line.
+ */
 export function conformance(name: string, open: () => Promise<ConformanceTarget | null>): void {
   describe(`transport conformance: ${name}`, () => {
     let target: ConformanceTarget | null = null;
     let r: Transport;
-    const key = (k: string) => `conf:${Date.now().toString(36)}:${++seq}:${k}`;
+    const run = crypto.randomUUID().slice(0, 8);
+    const key = (k: string) => `conf:${run}:${++seq}:${k}`;
     before(async () => {
       target = await open();
       if (target) r = target.transport;
@@ -224,6 +245,88 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
       await assert.rejects(
         r.script(BAD, [s], []),
         (e: unknown) => e instanceof TransportError && e.kind === "wrongtype",
+      );
+    });
+    test("counters: a call is one command and one round trip; so is a script", async () => {
+      const before = { ...r.counters };
+      await r.call("PING");
+      assert.deepEqual(
+        [r.counters.commands - before.commands, r.counters.roundTrips - before.roundTrips],
+        [1, 1],
+      );
+      await r.script(ECHO_KEYS, [key("cl"), key("cc")], ["v"]); // may add an EVAL after NOSCRIPT
+      const mid = { ...r.counters };
+      await r.script(ECHO_KEYS, [key("cl"), key("cc")], ["v"]);
+      assert.deepEqual([r.counters.commands - mid.commands, r.counters.roundTrips - mid.roundTrips], [1, 1]);
+    });
+
+    test("BRPOP wakes on a push to any watched key, oldest waiter first", async () => {
+      if (!r.blocking) return;
+      const a = key("wa"), b = key("wb");
+      const first = r.call("BRPOP", a, b, 5);
+      await sleep(50);
+      await r.call("RPUSH", b, "x");
+      assert.deepEqual(await first, [b, "x"]);
+      assert.equal(await r.call("EXISTS", b), 0, "the waiter took the item");
+      const t0 = Date.now();
+      assert.equal(await r.call("BLMOVE", a, b, "RIGHT", "LEFT", 0.1), null);
+      assert.ok(Date.now() - t0 < 3000);
+    });
+
+    test("lists: LTRIM, LPOP count, LREM with count 0, RPOP of a missing key", async () => {
+      const l = key("lt");
+      await r.call("RPUSH", l, "a", "b", "a", "c", "a");
+      assert.equal(await r.call("LREM", l, 0, "a"), 3);
+      assert.deepEqual(await r.call("LRANGE", l, 0, -1), ["b", "c"]);
+      await r.call("RPUSH", l, "d", "e");
+      assert.equal(await r.call("LTRIM", l, 1, -2), "OK");
+      assert.deepEqual(await r.call("LRANGE", l, 0, -1), ["c", "d"]);
+      assert.deepEqual(await r.call("LPOP", l, 1), ["c"]);
+      assert.equal(await r.call("RPOP", key("none")), null);
+      assert.deepEqual(await r.call("LRANGE", key("none"), 0, -1), []);
+    });
+
+    test("sorted sets: ZRANGEBYSCORE LIMIT, REV, inf scores, ZINCRBY, ZRANK, ZADD options", async () => {
+      const z = key("zz");
+      assert.equal(await r.call("ZADD", z, "-inf", "lo", "+inf", "hi", 1700000000.5, "t", 5, "b", 5, "a"), 5);
+      assert.deepEqual(await r.call("ZRANGEBYSCORE", z, "-inf", "+inf", "LIMIT", 1, 3), ["a", "b", "t"]);
+      assert.deepEqual(await r.call("ZRANGEBYSCORE", z, "(5", "inf", "WITHSCORES"), ["t", "1700000000.5", "hi", "inf"]);
+      assert.deepEqual(await r.call("ZREVRANGEBYSCORE", z, 5, "-inf", "LIMIT", 0, 2), ["b", "a"]);
+      assert.deepEqual(await r.call("ZRANGE", z, "+inf", 5, "BYSCORE", "REV", "LIMIT", 0, 2), ["hi", "t"]);
+      assert.deepEqual(await r.call("ZREVRANGE", z, 0, 1), ["hi", "t"]);
+      assert.equal(await r.call("ZSCORE", z, "lo"), "-inf");
+      assert.equal(await r.call("ZCOUNT", z, 5, "(1700000000.5"), 2);
+      assert.equal(await r.call("ZINCRBY", z, 2.5, "a"), "7.5");
+      assert.equal(await r.call("ZRANK", z, "a"), 2);
+      assert.equal(await r.call("ZADD", z, "NX", 1, "a"), 0);
+      assert.equal(await r.call("ZADD", z, "XX", "CH", 8, "a", 9, "new"), 1);
+      assert.equal(await r.call("ZADD", z, "GT", "CH", 1, "a"), 0);
+      assert.equal(await r.call("ZADD", z, "INCR", 2, "a"), "10");
+      assert.equal(await r.call("ZSCORE", z, "new"), null);
+      assert.deepEqual(await r.call("ZPOPMIN", z), ["lo", "-inf"]);
+    });
+
+    test("pipelines: an atomic batch with a wrong arity applies nothing", async () => {
+      const a = key("ar");
+      await assert.rejects(
+        r.pipeline([["SET", a, "1"], ["LLEN"]], { atomic: true }),
+        (e: unknown) => e instanceof TransportError,
+      );
+      assert.equal(await r.call("GET", a), null);
+      assert.deepEqual(await r.pipeline([["SET", a, "1"], ["INCR", a]], { atomic: true }), ["OK", 2]);
+    });
+
+    test("errors: wrong arity and a bad integer are command errors; error_reply in a script rejects", async () => {
+      await assert.rejects(r.call("LLEN"), (e: unknown) => e instanceof TransportError && e.kind === "command");
+      const k = key("ni");
+      await r.call("SET", k, "abc");
+      await assert.rejects(
+        r.call("INCR", k),
+        (e: unknown) => e instanceof TransportError && /not an integer or out of range/.test(e.message),
+      );
+      await assert.rejects(
+        r.script(ERROR_REPLY, [], []),
+        (e: unknown) => e instanceof TransportError && /boom/.test(e.message),
       );
     });
   });

@@ -1,5 +1,10 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Redis } from "ioredis";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";
-import { testRedis } from "../support/redis.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { type TestRedis, testRedis } from "../support/redis.ts";
+import { tcpTransportBehaviour } from "../support/tcp-transport.ts";
 import { conformance } from "./conformance.ts";
 
 conformance("ioredis", async () => {
@@ -14,4 +19,45 @@ conformance("ioredis", async () => {
       await server.stop();
     },
   };
+});
+
+conformance("ioredis (auto-pipelining)", async () => {
+  const server = await testRedis();
+  if (!server) return null;
+  const transport = ioredisTransport({ url: server.url, autoPipelining: true });
+  return {
+    transport,
+    close: async () => {
+      await transport.close();
+      await server.stop();
+    },
+  };
+});
+
+tcpTransportBehaviour("ioredis", (url) => ioredisTransport({ url }));
+
+describe("ioredis transport", () => {
+  let server: TestRedis | null = null;
+  before(async () => (server = await testRedis()));
+  after(() => server?.stop());
+
+  it("leaves a client it was given open, unless told it owns it (RESP2 and RESP3 clients)", async () => {
+    if (!server) return;
+    for (const protocol of [2, 3] as const) {
+      const client: Redis = new Redis(server.url, { protocol });
+      const borrowed = ioredisTransport({ client });
+      assert.deepEqual(await borrowed.call("HGETALL", "none"), []);
+      assert.equal(await borrowed.call("BRPOP", "nothing", 0.05), null); // duplicates a blocking connection
+      await borrowed.close();
+      assert.equal(await client.ping(), "PONG");
+      const owned = ioredisTransport({ client, owned: true });
+      await owned.call("PING");
+      await owned.close();
+      if (client.status !== "end") await new Promise((resolve) => client.once("end", resolve));
+    }
+  });
+
+  it("refuses RESP3 connections, whose reply shapes differ", () => {
+    assert.throws(() => ioredisTransport({ redisOptions: { protocol: 3, lazyConnect: true } }), ConfigError);
+  });
 });

@@ -61,6 +61,39 @@ describe("upstash gateway fixture", () => {
     assert.equal(await redis.get("k"), "日本");
   });
 
+  it('decodes every string, including an "OK" inside an array', async () => {
+    if (!gateway) return;
+    const t = upstashTransport({ url: gateway.url, token: "t0k3n" });
+    await t.call("DEL", "ok:list");
+    await t.call("RPUSH", "ok:list", "OK", "T0s=", "");
+    assert.deepEqual(await t.call("LRANGE", "ok:list", 0, -1), ["OK", "T0s=", ""]);
+    assert.deepEqual(await t.call("EVAL", "return {redis.status_reply('OK'), 'OK', 7}", 0), ["OK", "OK", 7]);
+    assert.deepEqual(await t.pipeline([["SET", "ok:s", "OK"], ["GET", "ok:s"], ["LRANGE", "ok:list", 0, 0]]), [
+      "OK",
+      "OK",
+      ["OK"],
+    ]);
+  });
+
+  it("bills a pipeline of k as k commands and one request", async () => {
+    if (!gateway) return;
+    const t = upstashTransport({ url: gateway.url, token: "t0k3n" });
+    const before = gateway.commands;
+    await t.pipeline([["PING"], ["PING"], ["PING"]], { atomic: true });
+    await t.call("PING");
+    assert.equal(gateway.commands - before, 4);
+    assert.deepEqual(t.counters, { commands: 4, roundTrips: 2 });
+  });
+
+  it("reports an unreachable endpoint as a connection error", async () => {
+    if (!gateway) return;
+    const dead = await startUpstashGateway({ redisUrl: server!.url, token: "t0k3n" });
+    await dead.stop(); // its port is free now
+    const client = new Redis({ url: dead.url, token: "t0k3n", retry: false, enableTelemetry: false });
+    const t = upstashTransport({ client });
+    await assert.rejects(t.call("PING"), (e: unknown) => e instanceof TransportError && e.kind === "connection");
+  });
+
   it("refuses blocking commands with a clear error", async () => {
     if (!gateway) return;
     const t = upstashTransport({ url: gateway.url, token: "t0k3n" });

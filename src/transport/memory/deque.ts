@@ -6,7 +6,16 @@
  * @module
  */
 
-/** A growable ring buffer. */
+/**
+ * A growable ring buffer of list items.
+ *
+ * @example
+ * ```ts
+ * const d = new Deque<string>();
+ * d.pushLeft("a");
+ * d.popRight(); // "a"
+ * ```
+ */
 export class Deque<T> {
   #items: (T | undefined)[] = new Array(16);
   #head = 0;

@@ -1,24 +1,66 @@
 /**
- * A sorted set: members ordered by score, then by member (bytewise), as
- * Redis orders them. A map gives O(1) score lookups; a sorted array with
- * binary search gives ordered ranges.
+ * A sorted set: members ordered by score, then by member bytes, as Redis
+ * orders them. A Map gives O(1) score lookups; a sorted array with binary
+ * search gives ordered ranges (O(n) inserts, which memmove makes cheap at
+ * the sizes a job queue's retry or schedule set reaches).
  *
  * @module
  */
 
-/** One entry. */
+/**
+ * One member and its score.
+ *
+ * @example
+ * ```ts
+ * const e: ZEntry = { score: 1.5, member: "a" };
+ * ```
+ */
 export interface ZEntry {
+  /** The score. */
   score: number;
+  /** The member. */
   member: string;
 }
 
-function less(a: ZEntry, score: number, member: string): boolean {
-  return a.score < score || (a.score === score && a.member < member);
+/**
+ * Compares strings by their UTF-8 bytes, as Redis's memcmp does. JavaScript's
+ * `<` compares UTF-16 units, which disagrees only when a surrogate (an astral
+ * character such as an emoji) meets U+E000..U+FFFF; those units are remapped.
+ *
+ * @example
+ * ```ts
+ * compareBytes("\uFFFD", "😀") < 0; // true, as in UTF-8
+ * ```
+ */
+export function compareBytes(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x !== y) return remap(x) - remap(y);
+  }
+  return a.length - b.length;
 }
 
-/** A sorted set. */
+function remap(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  if (unit >= 0xe000) return unit - 0x800;
+  return unit;
+}
+
+/**
+ * A sorted set.
+ *
+ * @example
+ * ```ts
+ * const z = new ZSet();
+ * z.add("job", 1700000000.5);
+ * z.entries[0].member; // "job"
+ * ```
+ */
 export class ZSet {
-  readonly scores = new Map<string, number>();
+  /** Score by member. */
+  readonly scores: Map<string, number> = new Map();
   #sorted: ZEntry[] = [];
 
   /** Number of members. */
@@ -26,23 +68,24 @@ export class ZSet {
     return this.scores.size;
   }
 
-  /** Entries in order. */
+  /** Entries in order (do not mutate). */
   get entries(): readonly ZEntry[] {
     return this.#sorted;
   }
 
-  /** Index of the first entry not less than (score, member). */
+  /** Index of the first entry not before (score, member). */
   #lowerBound(score: number, member: string): number {
     let lo = 0, hi = this.#sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (less(this.#sorted[mid], score, member)) lo = mid + 1;
+      const e = this.#sorted[mid];
+      if (e.score < score || (e.score === score && compareBytes(e.member, member) < 0)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
-  /** Adds or updates; returns true if the member is new. */
+  /** Adds or rescores; true if the member is new. */
   add(member: string, score: number): boolean {
     const old = this.scores.get(member);
     if (old !== undefined) {
@@ -54,7 +97,7 @@ export class ZSet {
     return old === undefined;
   }
 
-  /** Removes; returns true if it was there. */
+  /** Removes; true if it was there. */
   remove(member: string): boolean {
     const old = this.scores.get(member);
     if (old === undefined) return false;
@@ -63,19 +106,22 @@ export class ZSet {
     return true;
   }
 
-  /** The rank of a member, or undefined. */
+  /** The 0-based rank of a member, or undefined. */
   rank(member: string): number | undefined {
     const score = this.scores.get(member);
     return score === undefined ? undefined : this.#lowerBound(score, member);
   }
 
-  /** Index of the first entry with score >= min (or > min when exclusive). */
-  firstAtLeast(min: number, exclusive: boolean): number {
+  /**
+   * How many entries score below `score` (or at most `score` when `orEqual`):
+   * the index where a score range starts or ends, by binary search.
+   */
+  countBelow(score: number, orEqual: boolean): number {
     let lo = 0, hi = this.#sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       const s = this.#sorted[mid].score;
-      if (s < min || (exclusive && s === min)) lo = mid + 1;
+      if (s < score || (orEqual && s === score)) lo = mid + 1;
       else hi = mid;
     }
     return lo;

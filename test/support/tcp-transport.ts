@@ -1,0 +1,99 @@
+/**
+ * Behaviour every TCP transport (ioredis, Bun) owes beyond the conformance
+ * suite: blocking calls on their own connections, a prompt close(), fast
+ * "connection" errors while Redis is down, and recovery once it is back.
+ *
+ * @module
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { TransportError } from "../../src/errors.ts";
+import type { Transport } from "../../src/transport/transport.ts";
+import { startRedis, type TestRedis, testRedis } from "./redis.ts";
+
+const isConnection = (e: unknown) => e instanceof TransportError && e.kind === "connection";
+
+/**
+ * Registers the TCP-transport behaviour tests for one adapter.
+ *
+ * @example
+ * ```ts
+ * tcpTransportBehaviour("ioredis", (url) => ioredisTransport({ url }));
+ * ```
+ */
+export function tcpTransportBehaviour(name: string, open: (url: string) => Transport): void {
+  describe(`${name} transport behaviour`, () => {
+    let server: TestRedis | null = null;
+    before(async () => (server = await testRedis()));
+    after(() => server?.stop());
+
+    it("runs several blocking calls at once, each on its own connection, beside ordinary commands", async () => {
+      if (!server) return;
+      const r = open(server.url);
+      try {
+        const q = `tcp:${Date.now()}:q`;
+        const pops = [1, 2, 3].map((i) => r.call("BRPOP", `${q}${i}`, 5));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(await r.call("PING"), "PONG", "ordinary commands are not stuck behind the blocked ones");
+        for (const i of [3, 1, 2]) await r.call("LPUSH", `${q}${i}`, `v${i}`);
+        assert.deepEqual(await Promise.all(pops), [[`${q}1`, "v1"], [`${q}2`, "v2"], [`${q}3`, "v3"]]);
+        // The pooled connections are reused, not multiplied.
+        assert.deepEqual(await r.call("BRPOP", `${q}1`, 0.05), null);
+      } finally {
+        await r.close();
+      }
+    });
+
+    it("close() rejects pending blocking calls at once", async () => {
+      if (!server) return;
+      const r = open(server.url);
+      const pending = r.call("BLMOVE", `tcp:${Date.now()}:empty`, "x", "RIGHT", "LEFT", 0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const t0 = Date.now();
+      await r.close();
+      await assert.rejects(pending, isConnection);
+      assert.ok(Date.now() - t0 < 1000, `close took ${Date.now() - t0} ms`);
+      await assert.rejects(r.call("BRPOP", "q", 1), isConnection);
+    });
+
+    it("fails fast with a connection error when Redis is unreachable", async () => {
+      if (!server) return;
+      // Borrow a port and free it again: nothing listens there afterwards.
+      const scratch = await startRedis().catch(() => null);
+      if (!scratch) return; // REDIS_URL mode without a local redis-server
+      const url = scratch.url;
+      await scratch.stop();
+      const r = open(url);
+      const t0 = Date.now();
+      await assert.rejects(r.call("PING"), isConnection);
+      await assert.rejects(r.pipeline([["PING"], ["PING"]]), isConnection);
+      assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+      await r.close();
+    });
+
+    it("recovers after Redis restarts", async () => {
+      if (!server) return;
+      const first = await startRedis().catch(() => null);
+      if (!first) return;
+      const r = open(first.url);
+      let second: TestRedis | null = null;
+      try {
+        assert.equal(await r.call("SET", "k", "v"), "OK");
+        await first.stop();
+        await assert.rejects(r.call("GET", "k"), isConnection);
+        second = await startRedis({ port: first.port });
+        let reply: unknown = undefined;
+        for (let i = 0; i < 100 && reply === undefined; i++) {
+          reply = await r.call("GET", "k").catch(() => undefined); // a fresh, empty server
+          if (reply === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.equal(reply, null);
+        assert.equal(await r.call("LPUSH", "q", "a"), 1);
+        assert.deepEqual(await r.call("BRPOP", "q", 1), ["q", "a"], "blocking connections recover too");
+      } finally {
+        await r.close();
+        await second?.stop();
+      }
+    });
+  });
+}
