@@ -97,9 +97,8 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
     if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
     return "ack";
   } catch (error) {
-    deps.stats.processed++;
-    deps.stats.failed++;
     if (error instanceof Discard) {
+      deps.stats.processed++;
       if (deps.jobLogging) ctx.logger.info("discarded", { reason: error.message });
       return "ack";
     }
@@ -109,6 +108,9 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       ctx.logger.warn("interrupted by shutdown; putting the job back");
       return "requeue";
     }
+    // Not counted when interrupted: it will run again and be counted then.
+    deps.stats.processed++;
+    deps.stats.failed++;
     const elapsed = Math.round(performance.now() - started);
     ctx.logger.warn("fail", {
       elapsed_ms: elapsed,
