@@ -50,7 +50,9 @@ export class Workers implements AsyncIterable<Work> {
 
   /**
    * Every running job of every live process, oldest first: SMEMBERS, then
-   * one pipeline of HGET info + HGETALL work per process.
+   * one pipeline of HGET info + HGETALL of the work hash per process, under
+   * both Sidekiq 7's `:work` and Sidekiq 6's `:workers` names (edgekiq writes
+   * both; a slot seen twice is listed once).
    *
    * @example
    * ```ts
@@ -62,12 +64,17 @@ export class Workers implements AsyncIterable<Work> {
     const identities = await this.#members();
     if (identities.length === 0) return [];
     const commands: Command[] = [];
-    for (const id of identities) commands.push(["HGET", k.process(id), "info"], ["HGETALL", k.work(id)]);
+    for (const id of identities) {
+      commands.push(["HGET", k.process(id), "info"], ["HGETALL", k.work(id)], ["HGETALL", k.legacyWork(id)]);
+    }
     const replies = await this.#client.transport.pipeline(commands);
     const out: Work[] = [];
     identities.forEach((process, i) => {
-      if (replies[2 * i] === null) return; // the process is gone
-      for (const [slot, value] of pairs(replies[2 * i + 1])) {
+      if (replies[3 * i] === null) return; // the process is gone
+      const seen = new Set<string>();
+      for (const [slot, value] of [...pairs(replies[3 * i + 1]), ...pairs(replies[3 * i + 2])]) {
+        if (seen.has(slot)) continue;
+        seen.add(slot);
         const work = toWork(process, slot, str(value));
         if (work) out.push(work);
       }
