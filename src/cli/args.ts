@@ -109,7 +109,8 @@ Common options:
       --redis-url <url>      redis://, rediss:// (TCP) or https:// (Upstash REST; token from
                              UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
                              UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379
-      --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal)
+      --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal); stats --json
+                             prints one JSON object
   -v, --verbose              debug logging
   -h, --help                 this text
   -V, --version              print the version

@@ -178,16 +178,29 @@ export async function runCli(host: CliHost): Promise<number> {
       host.err(`edgekiq: ${error.message}`);
       return 2;
     }
-    host.err(`edgekiq: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    // edgekiq's own errors explain themselves; anything else gets its stack.
+    const text = error instanceof EdgekiqError
+      ? error.message
+      : error instanceof Error
+      ? error.stack ?? error.message
+      : String(error);
+    host.err(`edgekiq: ${text}`);
     return 1;
   } finally {
-    await transport?.close().catch(() => {});
+    if (transport) await bounded(transport.close(), 3000);
   }
 }
 
 async function loadConfigFile(host: CliHost, path: string): Promise<CliConfig> {
   if (!(await host.exists(path))) throw new UsageError(`-C/--config ${path}: no such file`);
   return parseConfigText(await host.readText(path), path);
+}
+
+/** Waits for `promise` at most `ms` (errors ignored), so a stuck close never keeps the CLI alive. */
+async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Fails fast, with the URL's source named, when Redis cannot be reached. */
@@ -218,7 +231,7 @@ async function enqueue(host: CliHost, transport: Transport, args: CliArgs, optio
 
 async function stats(host: CliHost, transport: Transport, args: CliArgs, options: ResolvedOptions): Promise<number> {
   const result = await collectStats(new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat }));
-  host.out((args.json ?? !host.stdoutIsTTY) ? JSON.stringify(result) : formatStats(result));
+  host.out(args.json ? JSON.stringify(result) : formatStats(result));
   return 0;
 }
 

@@ -1,0 +1,205 @@
+/**
+ * The real edge: examples/edge-worker.ts bundled by esbuild into one ES
+ * module and run in workerd (Cloudflare's runtime) through miniflare, with
+ * @upstash/redis talking to the Upstash REST gateway fixture in front of a
+ * private redis-server. Every outbound request of the worker passes through
+ * a counter, so the test reports what Upstash would bill per job.
+ *
+ * Node only: miniflare drives the workerd binary from Node.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Transport } from "../src/transport/transport.ts";
+import { runtimeName } from "./support/child.ts";
+import { redisAvailable } from "./support/matrix.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const TOKEN = "edge-test-token";
+const SECRET = "edge-cron-secret";
+
+const skip = runtimeName !== "node"
+  ? `miniflare drives workerd from Node; the edge test runs under Node only (this is ${runtimeName})`
+  : !redisAvailable() && "no redis";
+
+describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upstash REST gateway", { skip }, () => {
+  let server: { url: string; stop(): Promise<void> } | null = null;
+  let gateway: { url: string; readonly commands: number; stop(): Promise<void> } | undefined;
+  let redis: Transport;
+  let dir: string;
+  // deno-lint-ignore no-explicit-any
+  let mf: any;
+  let workerOutput = "";
+  /** Redis commands the worker sent through the gateway (what Upstash bills). */
+  const billed = { commands: 0, requests: 0 };
+
+  before(async () => {
+    const { testRedis } = await import("./support/redis.ts");
+    const { startUpstashGateway } = await import("./support/upstash-gateway.ts");
+    const { ioredisTransport } = await import("../src/transport/ioredis.ts");
+    server = await testRedis();
+    gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
+    redis = ioredisTransport({ url: server!.url });
+
+    const esbuild = await import("esbuild");
+    const bundle = await esbuild.build({
+      entryPoints: [join(root, "examples/edge-worker.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["browser", "module", "main"],
+      target: "es2022",
+      write: false,
+      logLevel: "silent",
+    });
+    const code = bundle.outputFiles[0].text;
+    assert.doesNotMatch(code, /from\s*["']ioredis["']|require\(["']ioredis["']\)/, "no TCP client in the edge bundle");
+    dir = mkdtempSync(join(tmpdir(), "edgekiq-edge-"));
+    writeFileSync(join(dir, "worker.mjs"), code);
+    console.log(`edge: bundle is ${(code.length / 1024).toFixed(0)} KiB`);
+
+    const { Miniflare } = await import("miniflare");
+    mf = new Miniflare({
+      modules: true,
+      scriptPath: join(dir, "worker.mjs"),
+      modulesRoot: dir,
+      compatibilityDate: "2025-01-01",
+      bindings: { UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: TOKEN, CRON_SECRET: SECRET },
+      // Every fetch() the worker makes lands here, in Node: count, then forward to the gateway.
+      outboundService: async (request: Request) => {
+        const body = await request.text();
+        const url = new URL(request.url);
+        if (url.origin === new URL(gateway!.url).origin) {
+          const parsed = JSON.parse(body || "null");
+          billed.requests += 1;
+          billed.commands += Array.isArray(parsed) && Array.isArray(parsed[0]) ? parsed.length : 1;
+          // EDGE_TRACE=1 prints each request's commands, to see where they go.
+          if (process.env.EDGE_TRACE) console.log("edge trace:", url.pathname, body.slice(0, 200));
+        }
+        const headers = new Headers(request.headers);
+        headers.delete("host");
+        headers.delete("content-length");
+        return fetch(url, { method: request.method, headers, body: request.method === "GET" ? undefined : body });
+      },
+      handleRuntimeStdio(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) {
+        stdout.on("data", (d) => (workerOutput += d));
+        stderr.on("data", (d) => (workerOutput += d));
+      },
+    });
+    await mf.ready.catch((error: Error) => {
+      throw new Error(`${error.message}\nworkerd output:\n${workerOutput}`);
+    });
+  });
+
+  after(async () => {
+    await mf?.dispose();
+    await redis?.close();
+    await gateway?.stop();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const enqueue = async (name: string, inSeconds?: number) => {
+    const res = await mf.dispatchFetch("http://edge.test/enqueue", {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ name, in: inSeconds }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    return JSON.parse(text).jid as string;
+  };
+  const scheduled = async () => {
+    const worker = await mf.getWorker();
+    const result = await worker.scheduled({ cron: "* * * * *", scheduledTime: new Date() });
+    assert.equal(result.outcome, "ok", workerOutput);
+  };
+  const greetings = async () => {
+    const flat = (await redis.call("HGETALL", "greetings")) as string[] | Record<string, string>;
+    return Array.isArray(flat)
+      ? Object.fromEntries(flat.flatMap((_, i) => (i % 2 ? [] : [[flat[i], flat[i + 1]]])))
+      : flat;
+  };
+
+  it("rejects requests without the secret", { timeout: 60_000 }, async () => {
+    const res = await mf.dispatchFetch("http://edge.test/enqueue", { method: "POST", body: "{}" });
+    assert.equal(res.status, 401);
+    const cron = await mf.dispatchFetch("http://edge.test/cron/tick", {
+      method: "POST",
+      headers: { authorization: "Bearer nope" },
+    });
+    assert.equal(cron.status, 401);
+  });
+
+  it("enqueue over HTTP, then the scheduled handler runs the jobs", { timeout: 60_000 }, async () => {
+    await redis.call("FLUSHDB");
+    const names = ["Ada", "Grace", "Edsger", "Barbara", "Alan"];
+    const jids = [];
+    for (const name of names) jids.push(await enqueue(name));
+    assert.equal(await redis.call("LLEN", "queue:default"), names.length);
+
+    const before = { ...billed };
+    await scheduled();
+    const commands = billed.commands - before.commands;
+    const got = await greetings();
+    assert.deepEqual(Object.keys(got).sort(), [...names].sort());
+    for (const [i, name] of names.entries()) assert.equal(got[name], `hello ${name} (job ${jids[i]})`);
+    assert.equal(await redis.call("LLEN", "queue:default"), 0);
+    assert.equal(await redis.call("GET", "stat:processed"), String(names.length));
+    assert.deepEqual(await redis.call("SMEMBERS", "processes"), [], "the drain unregistered itself");
+    console.log(
+      `edge: tick 1 ran ${names.length} jobs with ${commands} billed commands in ${
+        billed.requests - before.requests
+      } HTTP requests ` +
+        `(${(commands / names.length).toFixed(1)} per job, counting the poll and the first-use script loads)`,
+    );
+  });
+
+  it("a job scheduled 1.5 s ahead is promoted and run by a tick after it is due", { timeout: 60_000 }, async () => {
+    await redis.call("FLUSHDB");
+    const jid = await enqueue("Later", 1.5);
+    assert.equal(await redis.call("ZCARD", "schedule"), 1);
+    await scheduled();
+    assert.equal((await greetings()).Later, undefined, "not due yet: not run");
+    assert.equal(await redis.call("ZCARD", "schedule"), 1);
+    await new Promise((r) => setTimeout(r, 1600));
+    const before = { ...billed };
+    await scheduled();
+    assert.equal((await greetings()).Later, `hello Later (job ${jid})`);
+    assert.equal(await redis.call("ZCARD", "schedule"), 0);
+    console.log(`edge: tick with 1 promoted job: ${billed.commands - before.commands} billed commands`);
+  });
+
+  it("steady state: billed commands per job for a batch of 20", { timeout: 60_000 }, async () => {
+    await redis.call("FLUSHDB");
+    for (let i = 0; i < 20; i++) await enqueue(`n${i}`);
+    const before = { ...billed };
+    const gatewayBefore = gateway!.commands;
+    const res = await mf.dispatchFetch("http://edge.test/cron/tick", {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}` },
+    });
+    assert.equal(res.status, 200);
+    const { poll, drain } = await res.json();
+    const commands = billed.commands - before.commands;
+    assert.equal(poll.promoted, 0);
+    assert.equal(drain.processed, 20);
+    assert.equal(Object.keys(await greetings()).length, 20);
+    assert.equal(gateway!.commands - gatewayBefore, commands, "the gateway's own count agrees");
+    // Each job's own HSET is one command; the rest is edgekiq's overhead.
+    console.log(
+      `edge: POST /cron/tick ran 20 jobs: ${commands} billed commands through the gateway = ${
+        (commands / 20).toFixed(2)
+      } per job ` +
+        `(${
+          ((commands - 20) / 20).toFixed(2)
+        } edgekiq overhead + 1 HSET by the job); drain counted ${drain.commands} ` +
+        `(${drain.commandsPerJob.toFixed(2)}/job, poll excluded)`,
+    );
+    assert.ok(commands / 20 < 6, `commands per job stay small: ${commands / 20}`);
+  });
+});
