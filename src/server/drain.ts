@@ -10,12 +10,13 @@
 import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { type Logger, silentLogger } from "../logger.ts";
-import { describe, newJids, type TimeFormat } from "../payload.ts";
+import { describe, type TimeFormat } from "../payload.ts";
 import { createRegistry, type JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import type { ServerMiddleware } from "./middleware.ts";
 import { parseQueues } from "./queues.ts";
@@ -89,13 +90,11 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   }
   const runtime = currentRuntime();
   const logger = options.logger ?? silentLogger;
-  const onError = options.onError ??
-    ((error: unknown, context: Record<string, unknown>) =>
-      logger.error(String((error as Error)?.stack ?? error), context));
+  const onError = options.onError ?? logErrors(logger);
   const k = makeKeys(options.prefix);
   const timeFormat = options.timeFormat ?? "seconds";
   const queues = parseQueues(options.queues ?? ["default"]);
-  const identity = `${runtime.hostname()}:${runtime.pid}:${newJids(1)[0].slice(0, 12)}`;
+  const identity = processIdentity(runtime);
   const commandsBefore = transport.counters.commands;
   const stats = new Stats();
   const ttl = Math.ceil(options.budgetMs / 1000) + 60;

@@ -9,13 +9,14 @@ import { Client, type ClientMiddleware } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { createLogger, type Logger } from "../logger.ts";
-import { describe, newJids, type TimeFormat } from "../payload.ts";
+import { describe, type TimeFormat } from "../payload.ts";
 import { createRegistry, type JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import type { ServerMiddleware } from "./middleware.ts";
@@ -151,10 +152,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const http = !options.transport?.blocking;
   const beatMs = seconds("heartbeatInterval", options.heartbeatInterval ?? (http ? 20 : 10)) * 1000;
   const ttl = Math.ceil(seconds("heartbeatTtl", options.heartbeatTtl ?? 60));
-  const identity = `${runtime.hostname()}:${runtime.pid}:${newJids(1)[0].slice(0, 12)}`;
-  const onError = options.onError ??
-    ((error: unknown, context: Record<string, unknown>) =>
-      logger.error(String((error as Error)?.stack ?? error), context));
+  const identity = processIdentity(runtime);
+  const onError = options.onError ?? logErrors(logger);
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
   const stats = new Stats();
   const retry = new JobRetry({
