@@ -5,90 +5,27 @@
  *
  * @module
  */
-import { Client, type ClientMiddleware } from "../client.ts";
+import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { createLogger, type Logger } from "../logger.ts";
-import { describe, type TimeFormat } from "../payload.ts";
-import { createRegistry, type JobsInput } from "../registry.ts";
+import { describe } from "../payload.ts";
+import { createRegistry } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
-import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
+
+export type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
-import type { ServerMiddleware } from "./middleware.ts";
 import { Poller } from "./poller.ts";
 import { parseQueues } from "./queues.ts";
-import { type DeathHandler, JobRetry } from "./retry.ts";
+import { JobRetry } from "./retry.ts";
 import { SignalQueue } from "./signals.ts";
 import { Stats } from "./stats.ts";
-
-/** One capsule's configuration. */
-export interface CapsuleConfig {
-  /** Queue specs: `"name"` or `"name,weight"`. */
-  queues: string[];
-  /** Jobs run at once; default 10. */
-  concurrency?: number;
-  /** Jobs held ready beyond the running ones; default 2 × concurrency (given back at quiet). */
-  prefetch?: number;
-}
-
-/** Options for {@link createWorker}. */
-export interface WorkerOptions {
-  /** The Redis transport. */
-  transport: Transport;
-  /** The jobs this worker runs: a list, or a module namespace. */
-  jobs: JobsInput;
-  /** Queues of the default capsule; default `["default"]`. */
-  queues?: string[];
-  /** Concurrency of the default capsule; default 10. */
-  concurrency?: number;
-  /** Several capsules instead of `queues` + `concurrency`. */
-  capsules?: Record<string, CapsuleConfig>;
-  /** Seconds `stop()` waits for running jobs before hard shutdown; default 25. */
-  timeout?: number;
-  /** `"reliable"` (default) or `"basic"` (Sidekiq OSS's BRPOP). */
-  fetch?: "reliable" | "basic";
-  /** Key namespace; none by default. */
-  prefix?: string;
-  timeFormat?: TimeFormat;
-  logger?: Logger;
-  /** Log a start and a done line per job; default true. */
-  jobLogging?: boolean;
-  middleware?: ServerMiddleware[];
-  clientMiddleware?: ClientMiddleware[];
-  deathHandlers?: DeathHandler[];
-  /** Receives every error the worker survives. */
-  onError?: (error: unknown, context: Record<string, unknown>) => void;
-  /** What to do with a job of an unregistered class: bury it (default) or push it back for other workers */
-  unknownJobs?: "dead" | "requeue";
-  /** Run ActiveJob wrappers by their `wrapped` class name. */
-  activeJob?: boolean;
-  tag?: string;
-  labels?: string[];
-  /** Seconds between heartbeats; default 10 (20 over HTTP, where each beat is billed). */
-  heartbeatInterval?: number;
-  /** Seconds a process entry outlives its last beat; default 60. */
-  heartbeatTtl?: number;
-  /** Seconds a blocking fetch waits when idle; default 2. */
-  blockSeconds?: number;
-  /** Longest idle back-off for HTTP transports, ms; default 10,000. */
-  pollMaxMs?: number;
-  /** Run the scheduled poller; default true. */
-  poller?: boolean;
-  averageScheduledPollInterval?: number;
-  pollIntervalAverage?: number;
-  /** Recoveries of one job before it is buried as a poison pill; default 3. */
-  maxRecoveries?: number;
-  onPoison?: (raw: string) => void;
-  /** Listen for INT/TERM/TSTP/TTIN; default true. */
-  handleSignals?: boolean;
-  /** The host runtime; detected by default. */
-  runtime?: Runtime;
-}
 
 /** Lifecycle events. */
 export type WorkerEvent = "startup" | "quiet" | "shutdown" | "heartbeat" | "exit";
