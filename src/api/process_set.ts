@@ -6,7 +6,7 @@
  */
 import type { Client } from "../client.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { Process, type ProcessData } from "./process.ts";
+import { Process, type ProcessData } from "./worker_process.ts";
 import { arr, invalid, num, str } from "./util.ts";
 
 /** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads them. */

@@ -1,7 +1,7 @@
 /**
  * Command-line parsing for the `edgekiq` binary: Sidekiq's flags, plus the
  * `enqueue` and `stats` subcommands. Pure: no I/O, so every rule is
- * unit-testable without spawning a process.
+ * unit-testable without spawning a child.
  *
  * @module
  */

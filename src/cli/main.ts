@@ -36,7 +36,7 @@ export interface TransportChoice {
   token?: string;
 }
 
-/** What the CLI needs from its host process. */
+/** What the CLI needs from its host runtime. */
 export interface CliHost {
   /** Arguments after the script path. */
   readonly argv: readonly string[];

@@ -9,7 +9,7 @@ import { newJids } from "../payload.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
- * A fresh identity for this process.
+ * A fresh identity for this worker.
  *
  * @example
  * ```ts

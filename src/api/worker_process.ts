@@ -32,7 +32,7 @@ export interface ProcessData {
 }
 
 /**
- * One worker process. `quiet()`, `stop()` and `dump()` ask it, through
+ * One worker process: `quiet()`, `stop()` and `dump()` ask it, through
  * Redis, to stop fetching, to shut down, or to log its running jobs.
  *
  * @example
@@ -150,7 +150,7 @@ export class Process {
    *
    * @example
    * ```ts
-   * await process.quiet();
+   * await proc.quiet();
    * ```
    */
   async quiet(): Promise<void> {
@@ -163,7 +163,7 @@ export class Process {
    *
    * @example
    * ```ts
-   * await process.stop();
+   * await proc.stop();
    * ```
    */
   async stop(): Promise<void> {
@@ -176,7 +176,7 @@ export class Process {
    *
    * @example
    * ```ts
-   * await process.dump();
+   * await proc.dump();
    * ```
    */
   dump(): Promise<void> {
@@ -189,7 +189,7 @@ export class Process {
    *
    * @example
    * ```ts
-   * await process.signal("TSTP");
+   * await proc.signal("TSTP");
    * ```
    */
   async signal(signal: ProcessSignal): Promise<void> {
