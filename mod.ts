@@ -20,6 +20,7 @@
  * @module
  */
 export { defineJob, validateArgs } from "./src/job.ts";
+export { currentJob } from "./src/current_job.ts";
 export type {
   AnyJob,
   Job,

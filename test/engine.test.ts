@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { createClient, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
+import { createClient, currentJob, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -298,6 +298,26 @@ for (const target of matrix()) {
         await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
         ["4", "1", "4", "1"],
       );
+    });
+
+    it("makes the running job available to code deep inside perform (currentJob)", async () => {
+      const seen: Array<string | undefined> = [];
+      const deep = async () => {
+        await new Promise((r) => setTimeout(r, 1));
+        seen.push(currentJob()?.jid);
+      };
+      const Ctx = defineJob({
+        name: "Ctx",
+        async perform() {
+          await deep();
+        },
+      });
+      const jids = await createClient({ transport: redis }).pushBulk(Ctx, [[], [], []]);
+      worker = testWorker(redis, { jobs: [Ctx], concurrency: 3 });
+      await worker.run();
+      await waitFor(() => seen.length === 3, "three jobs");
+      assert.deepEqual(new Set(seen), new Set(jids), "each job sees itself, even interleaved");
+      assert.equal(currentJob(), undefined, "nothing outside a job");
     });
 
     it("server middleware can skip a job", async () => {

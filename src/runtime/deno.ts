@@ -31,6 +31,12 @@ export function denoRuntime(): Runtime {
       }
       return () => D.removeSignalListener(name, handler);
     },
+    // Deno 2 exposes Node's process global with getBuiltinModule.
+    asyncLocalStorage: () => {
+      // deno-lint-ignore no-explicit-any
+      const hooks = safe(() => (globalThis as any).process?.getBuiltinModule?.("node:async_hooks"), undefined);
+      return hooks?.AsyncLocalStorage ? new hooks.AsyncLocalStorage() : undefined;
+    },
     exit: (code) => D.exit(code),
     writeErr: (line) => D.stderr.writeSync(encoder.encode(line + "\n")),
   };

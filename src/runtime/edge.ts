@@ -15,6 +15,8 @@ export function edgeRuntime(key: RuntimeKey): Runtime {
     hostname: () => "localhost",
     rss: () => undefined,
     onSignal: () => () => {},
+    // workerd has AsyncLocalStorage only under nodejs_compat; jobs there use ctx.
+    asyncLocalStorage: () => undefined,
     exit: () => {},
     writeErr: (line) => console.error(line),
   };

@@ -22,6 +22,10 @@ export function nodeRuntime(key: "node" | "bun"): Runtime {
       proc.on(name, handler);
       return () => proc.off(name, handler);
     },
+    asyncLocalStorage: () => {
+      const hooks = proc.getBuiltinModule?.("node:async_hooks");
+      return hooks?.AsyncLocalStorage ? new hooks.AsyncLocalStorage() : undefined;
+    },
     exit: (code) => proc.exit(code),
     writeErr: (line) => proc.stderr.write(line + "\n"),
   };

@@ -10,6 +10,12 @@
 /** Which runtime is running, detected by feature checks. */
 export type RuntimeKey = "node" | "bun" | "deno" | "workerd" | "edge";
 
+/** The slice of AsyncLocalStorage edgekiq uses. */
+export interface AsyncStore {
+  run<R>(store: unknown, fn: () => R): R;
+  getStore(): unknown;
+}
+
 /** The signals edgekiq listens for. */
 export type SignalName = "SIGINT" | "SIGTERM" | "SIGTSTP" | "SIGTTIN" | "SIGUSR1" | "SIGUSR2";
 
@@ -37,6 +43,11 @@ export interface Runtime {
   onSignal(name: SignalName, handler: () => void): () => void;
   /** Ends the process (a no-op on edge). */
   exit(code: number): void;
+  /**
+   * A fresh AsyncLocalStorage where the runtime has one (Node, Bun, Deno),
+   * so code deep inside `perform` can find its job; undefined elsewhere.
+   */
+  asyncLocalStorage?(): AsyncStore | undefined;
   /** Writes one line to standard error (console.error on edge). */
   writeErr(line: string): void;
 }

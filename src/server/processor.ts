@@ -9,6 +9,7 @@
  * @module
  */
 import { Discard, JobArgsError, PayloadError } from "../errors.ts";
+import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
 import { validateArgs } from "../job.ts";
 import type { Logger } from "../logger.ts";
@@ -92,7 +93,10 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   const ctx = new Context(payload, unit.queue, deps.signal, deps.logger);
   if (deps.jobLogging) ctx.logger.info("start");
   try {
-    await runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, () => job.perform(ctx, ...args));
+    await runInJob(
+      ctx,
+      () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, () => job.perform(ctx, ...args)),
+    );
     deps.stats.processed++;
     if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
     return "ack";
