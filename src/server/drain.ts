@@ -144,6 +144,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
       jobLogging: options.jobLogging ?? false,
       unknownJobs: "dead",
       activeJob: false,
+      currentJob: true,
       onError,
     },
     logger,

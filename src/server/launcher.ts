@@ -137,6 +137,7 @@ export function createWorker(options: WorkerOptions): Worker {
         jobLogging: options.jobLogging ?? true,
         unknownJobs: options.unknownJobs ?? "dead",
         activeJob: options.activeJob ?? false,
+        currentJob: options.currentJob ?? true,
         onError,
       },
       logger,

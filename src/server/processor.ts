@@ -43,6 +43,8 @@ export interface ProcessorDeps {
   jobLogging: boolean;
   /** What to do with a job whose class is not registered. */
   unknownJobs: "dead" | "requeue";
+  /** Make `currentJob()` work inside `perform`. */
+  currentJob: boolean;
   /** Route ActiveJob wrappers to the job named by `wrapped`. */
   activeJob: boolean;
   /** Fires at hard shutdown; every job's `ctx.signal`. */
@@ -93,10 +95,9 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   const ctx = new Context(payload, unit.queue, deps.signal, deps.logger);
   if (deps.jobLogging) ctx.logger.info("start");
   try {
-    await runInJob(
-      ctx,
-      () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, () => job.perform(ctx, ...args)),
-    );
+    const run = () =>
+      runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, () => job.perform(ctx, ...args));
+    await (deps.currentJob ? runInJob(ctx, run) : run());
     deps.stats.processed++;
     if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
     return "ack";
