@@ -83,7 +83,13 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
         ran.push(ctx.jid);
       },
     });
-    const survivor = testWorker(redis, { jobs: [Rerun], poller: true, pollIntervalAverage: 0.5, logger: silentLogger });
+    const survivor = testWorker(redis, {
+      jobs: [Rerun],
+      poller: true,
+      pollIntervalAverage: 0.5,
+      pollInitialWait: 0,
+      logger: silentLogger,
+    });
     await survivor.run();
     try {
       await waitFor(() => ran.includes(jid!), "recovered job to run again", 15_000);

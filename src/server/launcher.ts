@@ -181,6 +181,7 @@ export function createWorker(options: WorkerOptions): Worker {
     identity,
     averageScheduledPollInterval: options.averageScheduledPollInterval ?? (http ? 20 : 5),
     pollIntervalAverage: options.pollIntervalAverage,
+    initialWait: options.pollInitialWait,
     maxRecoveries: options.maxRecoveries,
     ownPrivateLists: reliable ? capsules.reduce((n, c) => n + c.fetcher.queues.length, 0) : 0,
     onPoison: options.onPoison,

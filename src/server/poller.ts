@@ -49,7 +49,7 @@ export interface PollerOptions {
   /** Receives each poison pill's raw payload, unparsed. */
   onPoison?: (raw: string) => void;
   onError?: (error: unknown, context: Record<string, unknown>) => void;
-  /** Seconds of the initial wait; default 10 + rand(5). */
+  /** Seconds before the first poll; default 10 + rand(5), or rand(5) with `pollIntervalAverage`. */
   initialWait?: number;
 }
 
@@ -81,8 +81,11 @@ export class Poller {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    const initial = this.#o.initialWait ?? (this.#o.pollIntervalAverage !== undefined ? 0 : 10);
-    this.#schedule((initial + 5 * Math.random()) * 1000);
+    // Sidekiq's initial wait: 10 s for heartbeats to register (skipped with a
+    // fixed average), plus up to 5 s so processes started together do not
+    // poll together. An explicit initialWait replaces both.
+    const initial = this.#o.initialWait ?? ((this.#o.pollIntervalAverage !== undefined ? 0 : 10) + 5 * Math.random());
+    this.#schedule(initial * 1000);
   }
 
   /** Stops the timer and waits for a poll in progress. No handle stays open. */

@@ -72,6 +72,8 @@ export interface WorkerOptions {
   poller?: boolean;
   averageScheduledPollInterval?: number;
   pollIntervalAverage?: number;
+  /** Seconds before the first poll; default Sidekiq's 10 + rand(5). */
+  pollInitialWait?: number;
   /** Recoveries of one job before it is buried as a poison pill; default 3. */
   maxRecoveries?: number;
   onPoison?: (raw: string) => void;
