@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `edgekiq` command: Sidekiq's `sidekiq` binary for Node, Bun and Deno.
+ * The `edgekiq` command: Sidekiq's `sidekiq` binary for Node, Bun and Deno (all three).
  *
  * ```sh
  * npx edgekiq -r ./jobs.js -q critical,3 -q default -c 10   # a worker (INT/TERM stop it)
@@ -11,60 +11,12 @@
  * npx edgekiq stats
  * ```
  *
- * This file is the host glue (argv, files, module loading, Redis clients);
- * the program itself is `src/cli/main.ts`.
+ * The host glue (argv, files, module loading, Redis clients) is
+ * `src/runtime/cli_host.ts`; the program itself is `src/cli/main.ts`.
  *
  * @module
  */
-import { readFile, stat } from "node:fs/promises";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { type CliHost, runCli } from "./cli/main.ts";
-import { currentRuntime } from "./runtime/detect.ts";
-import type { Transport } from "./transport/transport.ts";
+import { runCli } from "./cli/main.ts";
+import { cliHost, finishCli } from "./runtime/cli_host.ts";
 
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
-const runtime = currentRuntime();
-const deno = runtime.key === "deno" ? g.Deno : undefined;
-const proc = g.process;
-
-const host: CliHost = {
-  argv: deno ? [...deno.args] : proc.argv.slice(2),
-  runtime,
-  runtimeVersion: deno
-    ? `deno ${deno.version.deno}`
-    : runtime.key === "bun"
-    ? `bun ${g.Bun.version}`
-    : `node ${proc.versions.node}`,
-  stdoutIsTTY: deno ? deno.stdout.isTerminal() : Boolean(proc.stdout?.isTTY),
-  cwd: () => (deno ? deno.cwd() : proc.cwd()),
-  out: (line) => console.log(line),
-  err: (line) => console.error(line),
-  exists: (path) => stat(resolve(path)).then(() => true, () => false),
-  readText: (path) => readFile(resolve(path), "utf8"),
-  importModule: (path) => import(pathToFileURL(resolve(path)).href),
-  async connect(choice): Promise<Transport> {
-    switch (choice.kind) {
-      case "upstash":
-        return (await import("./transport/upstash.ts")).upstashTransport({ url: choice.url, token: choice.token! });
-      case "bun":
-        return (await import("./transport/bun.ts")).bunTransport({ url: choice.url });
-      default:
-        return (await import("./transport/ioredis.ts")).ioredisTransport({ url: choice.url });
-    }
-  },
-};
-
-const code = await runCli(host);
-if (code !== 0) runtime.exit(code);
-else {
-  // Everything is closed, so the process should end now by itself. If a
-  // stray handle (a user's open socket, say) keeps it alive, say so and go.
-  const timer = setTimeout(() => {
-    runtime.writeErr("edgekiq: something kept the process alive after shutdown; exiting");
-    runtime.exit(0);
-  }, 5000);
-  if (deno) deno.unrefTimer(timer);
-  else timer.unref?.();
-}
+finishCli(await runCli(cliHost()));

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ALLOWED = /^src\/(runtime\/|transport\/(ioredis|bun|upstash)\.ts$|cli\.ts$|cli\/)/;
+const ALLOWED = /^src\/(runtime\/|transport\/(ioredis|bun|upstash)\.ts$)/;
 const IMPURE = /from\s+["']node:|(?<![\w$.'"/])(?:process|Deno|Bun)\.[A-Za-z_$]/;
 
 function walk(dir: string): string[] {
