@@ -11,16 +11,17 @@ import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import { describe, type TimeFormat } from "../payload.ts";
-import { createRegistry, type JobsInput } from "../registry.ts";
+import type { JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { processorDeps } from "./processor.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import type { ServerMiddleware } from "./middleware.ts";
 import { parseQueues } from "./queues.ts";
-import { type DeathHandler, JobRetry } from "./retry.ts";
+import type { DeathHandler } from "./retry.ts";
 import { Stats } from "./stats.ts";
 
 /** Options for {@link drain}. */
@@ -125,28 +126,11 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
     concurrency,
     prefetch: 0,
     fetcher,
-    deps: {
-      transport,
-      keys: k,
-      registry: createRegistry(options.jobs ?? []),
-      retry: new JobRetry({
-        transport,
-        keys: k,
-        timeFormat,
-        logger,
-        deathHandlers: options.deathHandlers ?? [],
-        onError,
-      }),
-      middleware: options.middleware ?? [],
-      stats,
-      logger,
-      timeFormat,
+    // A drain logs no per-job lines unless asked: cron output is read rarely.
+    deps: processorDeps({ transport, keys: k, timeFormat, logger, stats, onError }, {
+      ...options,
       jobLogging: options.jobLogging ?? false,
-      unknownJobs: "dead",
-      activeJob: false,
-      currentJob: true,
-      onError,
-    },
+    }),
     logger,
     pollMaxMs: 0,
     onEmpty: resolveEmpty,

@@ -10,11 +10,11 @@ import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import { describe } from "../payload.ts";
-import { createRegistry } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { processorDeps } from "./processor.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
 export type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
@@ -23,7 +23,6 @@ import { Fetcher } from "./fetch.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { Poller } from "./poller.ts";
 import { parseQueues } from "./queues.ts";
-import { JobRetry } from "./retry.ts";
 import { SignalQueue } from "./signals.ts";
 import { Stats } from "./stats.ts";
 
@@ -80,7 +79,6 @@ export function createWorker(options: WorkerOptions): Worker {
   const logger = options.logger ?? createLogger();
   const k = makeKeys(options.prefix);
   const timeFormat = options.timeFormat ?? "seconds";
-  const registry = createRegistry(options.jobs ?? []);
   const transport = options.transport;
   const timeoutMs = seconds("timeout", options.timeout ?? 25) * 1000;
   // Over HTTP every command is billed: an idle always-on worker beats every
@@ -93,14 +91,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const onError = options.onError ?? logErrors(logger);
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
   const stats = new Stats();
-  const retry = new JobRetry({
-    transport,
-    keys: k,
-    timeFormat,
-    logger,
-    deathHandlers: options.deathHandlers ?? [],
-    onError,
-  });
+  // Validates the jobs (a duplicate name throws) before anything connects.
+  const deps = processorDeps({ transport, keys: k, timeFormat, logger, stats, onError }, options);
   const reliable = (options.fetch ?? "reliable") === "reliable";
   if (options.fetch !== undefined && options.fetch !== "reliable" && options.fetch !== "basic") {
     throw new ConfigError(
@@ -125,21 +117,7 @@ export function createWorker(options: WorkerOptions): Worker {
       // Two batches ahead: one round trip acks and refills while the other runs.
       prefetch: config.prefetch ?? concurrency * 2,
       fetcher: new Fetcher({ transport, keys: k, identity, queues, reliable, blockSeconds: options.blockSeconds ?? 2 }),
-      deps: {
-        transport,
-        keys: k,
-        registry,
-        retry,
-        middleware: options.middleware ?? [],
-        stats,
-        logger,
-        timeFormat,
-        jobLogging: options.jobLogging ?? true,
-        unknownJobs: options.unknownJobs ?? "dead",
-        activeJob: options.activeJob ?? false,
-        currentJob: options.currentJob ?? true,
-        onError,
-      },
+      deps,
       logger,
       pollMaxMs: options.pollMaxMs ?? (http ? 10_000 : 5000),
       onError,

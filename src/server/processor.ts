@@ -14,12 +14,12 @@ import type { JobContext } from "../job.ts";
 import { validateArgs } from "../job.ts";
 import type { Logger } from "../logger.ts";
 import { type JobPayload, newJids, parsePayload, serializePayload, type TimeFormat, wireTime } from "../payload.ts";
-import type { Registry } from "../registry.ts";
+import { createRegistry, type JobsInput, type Registry } from "../registry.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { Keys } from "../keys.ts";
 import type { UnitOfWork } from "./fetch.ts";
 import { runServerMiddleware, type ServerMiddleware } from "./middleware.ts";
-import { errorClass, errorMessage, type JobRetry } from "./retry.ts";
+import { type DeathHandler, errorClass, errorMessage, JobRetry } from "./retry.ts";
 import type { Stats } from "./stats.ts";
 
 /**
@@ -51,6 +51,43 @@ export interface ProcessorDeps {
   signal: AbortSignal;
   /** Reports errors outside a job's own failure path. */
   onError: (error: unknown, context: Record<string, unknown>) => void;
+}
+
+/** What {@link processorDeps} builds the shared dependencies from. */
+export interface ProcessorConfig {
+  jobs: JobsInput;
+  middleware?: readonly ServerMiddleware[];
+  deathHandlers?: readonly DeathHandler[];
+  jobLogging?: boolean;
+  unknownJobs?: "dead" | "requeue";
+  activeJob?: boolean;
+  currentJob?: boolean;
+}
+
+/**
+ * The dependencies every processor of a worker (or a drain) shares, with
+ * their defaults, built once.
+ *
+ * @example
+ * ```ts
+ * const deps = processorDeps({ transport, keys: keys(), timeFormat: "seconds", logger, stats, onError }, { jobs });
+ * ```
+ */
+export function processorDeps(
+  base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError">,
+  config: ProcessorConfig,
+): Omit<ProcessorDeps, "signal"> {
+  const { transport, keys, timeFormat, logger, onError } = base;
+  return {
+    ...base,
+    registry: createRegistry(config.jobs ?? []),
+    retry: new JobRetry({ transport, keys, timeFormat, logger, deathHandlers: config.deathHandlers ?? [], onError }),
+    middleware: config.middleware ?? [],
+    jobLogging: config.jobLogging ?? true,
+    unknownJobs: config.unknownJobs ?? "dead",
+    activeJob: config.activeJob ?? false,
+    currentJob: config.currentJob ?? true,
+  };
 }
 
 /**
