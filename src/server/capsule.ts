@@ -3,16 +3,22 @@
  * and `concurrency` processors: async loops sharing the fetcher, none with a
  * Redis connection of its own.
  *
- * The fetcher keeps a small buffer (the prefetch) topped up: it fetches when
- * a processor is waiting with nothing buffered, or when enough slots have
- * freed up to make a batch worth a round trip, and every fetch carries the
- * acks of the jobs finished since the last one.
+ * The fetcher keeps a small buffer (the prefetch, sized by {@link Prefetch})
+ * topped up: it fetches when a processor is waiting with nothing buffered, or
+ * when enough slots have freed up to make a batch worth a round trip, and
+ * every fetch carries the acks of the jobs finished since the last one. While
+ * jobs run, a second fetch may go out behind the first, so Redis prepares the
+ * next batch while this process runs the last one.
  *
  * @module
  */
 import type { Logger } from "../logger.ts";
 import type { Fetcher, UnitOfWork } from "./fetch.ts";
+import { Prefetch } from "./prefetch.ts";
 import { type ProcessorDeps, processUnit } from "./processor.ts";
+
+/** Fetches a capsule keeps on their way at once while it is busy. */
+const MAX_IN_FLIGHT = 2;
 
 /** A job being worked on, as the heartbeat's work hash shows it. */
 export interface BusyUnit {
@@ -25,8 +31,10 @@ export interface BusyUnit {
 export interface CapsuleOptions {
   name: string;
   concurrency: number;
-  /** Jobs held ready beyond the running ones; default `concurrency`. */
+  /** Jobs held ready beyond the running ones: the least, and the size until jobs are timed. */
   prefetch: number;
+  /** The most it grows to while jobs finish faster than a round trip; default `prefetch` (fixed). */
+  prefetchMax?: number;
   fetcher: Fetcher;
   deps: Omit<ProcessorDeps, "signal">;
   logger: Logger;
@@ -75,12 +83,25 @@ export class Capsule {
   #active = 0;
   #sleepTimer: ReturnType<typeof setTimeout> | undefined;
   #abandoned = new Set<UnitOfWork>();
+  #prefetch: Prefetch;
   #sleepResolve: (() => void) | undefined;
+  /** Fetches on their way and the jobs they may bring. */
+  #inFlight = 0;
+  #requested = 0;
+  #launched = new Set<Promise<void>>();
+  #fetchFailed = false;
+  /** The last background fetch found nothing: wait for a processor before asking again. */
+  #dry = false;
 
   constructor(options: CapsuleOptions) {
     this.#o = options;
     this.name = options.name;
     this.concurrency = options.concurrency;
+    this.#prefetch = new Prefetch({
+      concurrency: options.concurrency,
+      min: options.prefetch,
+      max: options.prefetchMax ?? options.prefetch,
+    });
   }
 
   /** The capsule's state. */
@@ -193,9 +214,11 @@ export class Capsule {
 
   async #processor(deps: ProcessorDeps): Promise<void> {
     for (;;) {
-      const unit = await this.#next();
+      // A buffered job is taken without a promise; only an empty buffer waits.
+      const unit = this.#take() ?? await this.#next();
       if (!unit) return;
       const slot = this.#nextSlot++;
+      const started = performance.now();
       this.#busy.set(slot, { unit, startedAt: Date.now() });
       try {
         const outcome = await processUnit(deps, unit);
@@ -208,34 +231,44 @@ export class Capsule {
         // The job stays unacknowledged; reliable fetch recovers it.
         this.#o.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
       } finally {
+        this.#prefetch.job(performance.now() - started);
         this.#busy.delete(slot);
         this.#active--;
         if (this.#abandoned.delete(unit) && this.#o.fetcher.pendingAcks > 0) {
           void this.#safely(() => this.#o.fetcher.flush(), "flush acks");
         }
-        for (const check of this.#settled.slice()) check();
+        if (this.#settled.length) { for (const check of this.#settled.slice()) check(); }
         this.#wake();
       }
     }
   }
 
-  #next(): Promise<UnitOfWork | undefined> {
+  #take(): UnitOfWork | undefined {
     const unit = this.#buffer.shift();
     if (unit) {
       this.#active++;
       if (this.#buffer.length < this.#waiting.length + this.#lowWater()) this.#wake();
-      return Promise.resolve(unit);
     }
+    return unit;
+  }
+
+  #next(): Promise<UnitOfWork | undefined> {
     if (this.#state !== "running") return Promise.resolve(undefined);
     this.#wake();
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
   #lowWater(): number {
-    return Math.max(1, Math.floor(this.#o.prefetch / 2));
+    return Math.max(1, Math.floor(this.#prefetch.size / 2));
   }
 
+  /** A processor finished a job or wants one: the queues are worth asking again. */
   #wake(): void {
+    this.#dry = false;
+    this.#wakeLoop();
+  }
+
+  #wakeLoop(): void {
     const wake = this.#wakeFetcher;
     this.#wakeFetcher = undefined;
     if (wake) wake();
@@ -243,20 +276,30 @@ export class Capsule {
   }
 
   async #fetch(): Promise<void> {
-    const capacity = this.concurrency + this.#o.prefetch;
     let backoff = 0;
     while (this.#state === "running") {
-      const free = capacity - this.#active - this.#buffer.length;
+      if (this.#fetchFailed) {
+        this.#fetchFailed = false;
+        await this.#sleep(1000);
+        continue;
+      }
+      const free = this.concurrency + this.#prefetch.size - this.#active - this.#buffer.length - this.#requested;
       const starving = this.#waiting.length > 0 && this.#buffer.length === 0;
-      if (!starving && free < this.#lowWater()) {
-        await this.#nextWake();
+      if (this.#inFlight > 0 || !starving) {
+        // Jobs are running (or a fetch is on its way). Top the buffer up in
+        // the background; a second fetch may follow the first, so Redis
+        // works on the next batch while this process runs the last one. After
+        // an empty fetch, wait for a job to finish before asking again.
+        const wait = this.#dry || free < this.#lowWater() || this.#inFlight >= MAX_IN_FLIGHT ||
+          (this.#inFlight > 0 && this.#o.onEmpty !== undefined);
+        if (wait) await this.#nextWake();
+        else this.#launch(free);
         continue;
       }
       let units: UnitOfWork[];
       try {
-        // Block only when every processor is idle-waiting; otherwise running
-        // jobs' acks and fresh work are picked up by the next loop turn.
-        units = await this.#o.fetcher.take(free, starving && !this.#o.onEmpty);
+        // Every processor is idle-waiting: fetch, and block once if empty.
+        units = await this.#o.fetcher.take(free, !this.#o.onEmpty);
       } catch (error) {
         this.#o.onError(error, { context: "fetch", capsule: this.name });
         await this.#sleep(1000);
@@ -269,19 +312,46 @@ export class Capsule {
         } else if (!this.#o.deps.transport.blocking) {
           backoff = Math.min(this.#o.pollMaxMs, backoff ? backoff * 2 : 50);
           await this.#sleep(backoff);
-        } else if (!starving) {
-          await this.#nextWake();
         }
         continue;
       }
       backoff = 0;
-      for (const unit of units) {
-        const waiter = this.#waiting.shift();
-        if (waiter) {
-          this.#active++;
-          waiter(unit);
-        } else this.#buffer.push(unit);
-      }
+      this.#deliver(units);
+    }
+    await Promise.all(this.#launched);
+  }
+
+  /** Starts a non-blocking fetch of up to `max` jobs and goes on without waiting for it. */
+  #launch(max: number): void {
+    this.#inFlight++;
+    this.#requested += max;
+    const sent = performance.now();
+    const done = this.#o.fetcher.take(max, false).then(
+      (units) => {
+        this.#prefetch.trip(performance.now() - sent);
+        this.#deliver(units);
+        this.#dry = units.length === 0;
+      },
+      (error) => {
+        this.#fetchFailed = true;
+        this.#o.onError(error, { context: "fetch", capsule: this.name });
+      },
+    ).finally(() => {
+      this.#inFlight--;
+      this.#requested -= max;
+      this.#launched.delete(done);
+      this.#wakeLoop();
+    });
+    this.#launched.add(done);
+  }
+
+  #deliver(units: UnitOfWork[]): void {
+    for (const unit of units) {
+      const waiter = this.#waiting.shift();
+      if (waiter) {
+        this.#active++;
+        waiter(unit);
+      } else this.#buffer.push(unit);
     }
   }
 

@@ -22,6 +22,7 @@ import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { Poller } from "./poller.ts";
+import { PREFETCH_CEILING } from "./prefetch.ts";
 import { parseQueues } from "./queues.ts";
 import { SignalQueue } from "./signals.ts";
 import { Stats } from "./stats.ts";
@@ -110,12 +111,23 @@ export function createWorker(options: WorkerOptions): Worker {
         }`,
       );
     }
+    if (config.prefetch !== undefined && (!Number.isInteger(config.prefetch) || config.prefetch < 0)) {
+      throw new ConfigError(
+        `Cannot create capsule '${name}' as 'prefetch' must be a whole number >= 0: current value is ${
+          describe(config.prefetch)
+        }`,
+      );
+    }
     const queues = parseQueues(config.queues);
     return new Capsule({
       name,
       concurrency,
-      // Two batches ahead: one round trip acks and refills while the other runs.
+      // Two batches ahead: one round trip acks and refills while the other
+      // runs. Unless fixed by the config, it grows for jobs that finish
+      // within a round trip, where batches of ten would cost a round trip
+      // (two system calls and a script call) per ten jobs.
       prefetch: config.prefetch ?? concurrency * 2,
+      prefetchMax: config.prefetch ?? Math.max(concurrency * 2, PREFETCH_CEILING),
       fetcher: new Fetcher({ transport, keys: k, identity, queues, reliable, blockSeconds: options.blockSeconds ?? 2 }),
       deps,
       logger,

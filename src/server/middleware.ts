@@ -28,22 +28,21 @@ export type ServerMiddleware = (
 ) => unknown;
 
 /**
- * Runs `chain` around `run`.
+ * Runs `chain` around `run`. With no middleware it calls `run` directly and
+ * returns what it returns: a sync `perform` then costs no promise at all,
+ * which matters at tens of thousands of jobs a second.
  *
  * @example
  * ```ts
  * await runServerMiddleware([timing], { job, payload, queue }, () => job.perform(ctx, ...args));
  * ```
  */
-export async function runServerMiddleware(
+export function runServerMiddleware(
   chain: readonly ServerMiddleware[],
   target: { job: AnyJob; payload: JobPayload; queue: string },
   run: () => unknown,
-): Promise<void> {
-  if (chain.length === 0) {
-    await run();
-    return;
-  }
+): unknown {
+  if (chain.length === 0) return run();
   const step = async (index: number): Promise<void> => {
     if (index === chain.length) {
       await run();
@@ -51,5 +50,5 @@ export async function runServerMiddleware(
     }
     await chain[index](target.job, target.payload, target.queue, () => step(index + 1));
   };
-  await step(0);
+  return step(0);
 }

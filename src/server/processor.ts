@@ -122,7 +122,9 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   }
   let args: unknown[];
   try {
-    args = await validateArgs(job, payload.args);
+    // Schemas are usually synchronous: skip the await (and its microtask) then.
+    const checked = validateArgs(job, payload.args);
+    args = checked instanceof Promise ? await checked : checked;
   } catch (error) {
     if (error instanceof JobArgsError) return bury(deps, unit, payload, error);
     throw error;

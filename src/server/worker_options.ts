@@ -18,7 +18,12 @@ export interface CapsuleConfig {
   queues: string[];
   /** Jobs run at once; default 10. */
   concurrency?: number;
-  /** Jobs held ready beyond the running ones; default 2 × concurrency (given back at quiet). */
+  /**
+   * Jobs held ready beyond the running ones (given back at quiet). A number
+   * fixes it. By default it adapts: 2 × concurrency while jobs are slower
+   * than a fetch round trip, growing up to max(2 × concurrency, 100) for jobs
+   * that finish faster, so short jobs travel in batches worth a round trip.
+   */
   prefetch?: number;
 }
 
