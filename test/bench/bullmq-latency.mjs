@@ -3,13 +3,14 @@
  * wait for the processor to run it, repeat. Measured from just before add
  * to the start of the processor, in one process.
  *
- *   --url redis://...  --jobs N
+ *   --url redis://...  --jobs N  [--warmup N]
  */
 import { Queue, Worker } from "bullmq";
 import { connection, main, percentile, round, rssMB } from "./bullmq-common.mjs";
 
 main(async (a) => {
   const jobs = Number(a.jobs ?? 1000);
+  const warmup = Number(a.warmup ?? 2000);
   const conn = connection(a.url);
   const queue = new Queue("latency", { connection: conn });
   let sentAt = 0;
@@ -35,7 +36,7 @@ main(async (a) => {
     await queue.add("ping", { i }, opts);
     return await done;
   };
-  for (let i = 0; i < 20; i++) await one(-1 - i);
+  for (let i = 0; i < warmup; i++) await one(-1 - i);
   const samples = [];
   for (let i = 0; i < jobs; i++) samples.push(await one(i));
   await worker.close();
@@ -43,6 +44,7 @@ main(async (a) => {
   samples.sort((x, y) => x - y);
   return {
     jobs,
+    warmup,
     p50: round(percentile(samples, 50), 3),
     p99: round(percentile(samples, 99), 3),
     max: round(samples[samples.length - 1], 3),

@@ -176,13 +176,16 @@ export function push(ctx: Context): Promise<Section> {
 /** (3) Enqueue-to-perform latency on an idle worker, one job at a time. */
 export function latency(ctx: Context): Promise<Section> {
   const jobs = ctx.quick ? 200 : 1000;
+  // Every system gets the same uncounted warm-up, so the figures are the
+  // steady state of a long-running worker, not its JIT compiling.
+  const warmup = ctx.quick ? 500 : 2000;
   const section: Section = {
     id: "latency",
-    title: `enqueue-to-perform latency, idle worker, ${jobs} jobs one at a time`,
+    title: `enqueue-to-perform latency, idle worker, ${jobs} jobs one at a time after ${warmup} warm-up jobs`,
     metric: "latency",
     rows: [],
   };
-  const args = ["--jobs", String(jobs)];
+  const args = ["--jobs", String(jobs), "--warmup", String(warmup)];
   const planned: Planned[] = [
     edgekiqRow(NODE, "edgekiq-latency.ts", [...args, "--fetch", "reliable"], { fetch: "reliable" }),
   ];
@@ -194,7 +197,7 @@ export function latency(ctx: Context): Promise<Section> {
   }
   planned.push(bullmqRow("bullmq-latency.mjs", args));
   planned.push(sidekiqRow("sidekiq_latency.rb", args));
-  return runRows(ctx, section, planned, timeoutMs(jobs, 20));
+  return runRows(ctx, section, planned, timeoutMs(jobs + warmup, 20));
 }
 
 /** (6) Scheduled-backlog promotion: batched versus one job per call. */

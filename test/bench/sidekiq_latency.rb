@@ -4,7 +4,7 @@
 # Sidekiq::Client.push one job, wait for it to run, repeat. Measured from
 # just before push to the start of perform, in one process.
 #
-#   ruby sidekiq_latency.rb --url redis://... --jobs N
+#   ruby sidekiq_latency.rb --url redis://... --jobs N [--warmup N]
 
 require_relative "sidekiq_common"
 
@@ -26,6 +26,7 @@ end
 
 Bench.main do |a|
   jobs = Integer(a.fetch("jobs", "1000"))
+  warmup = Integer(a.fetch("warmup", "2000"))
   Bench.configure(a.fetch("url"), 15)
   PingJob.lock = Mutex.new
   PingJob.ran = ConditionVariable.new
@@ -47,12 +48,13 @@ Bench.main do |a|
       PingJob.sample
     end
   end
-  20.times { |i| one.call(-1 - i) }
+  warmup.times { |i| one.call(-1 - i) }
   samples = Array.new(jobs) { |i| one.call(i) }.sort
   launcher.stop
   pct = ->(p) { samples[[[((p / 100.0) * samples.size).ceil - 1, 0].max, samples.size - 1].min] }
   {
     jobs: jobs,
+    warmup: warmup,
     p50: pct.call(50).round(3),
     p99: pct.call(99).round(3),
     max: samples.last.round(3),
