@@ -59,7 +59,7 @@ main(async (a) => {
   for (let i = 0; i < warmup; i++) await one(-1 - i); // warm-up, not counted
   const samples: number[] = [];
   for (let i = 0; i < jobs; i++) samples.push(await one(i));
-  // Bounded: stop() waits for the idle blocking fetch (up to 2 s) and can hang (see edgekiq-drain.ts).
+  // Bounded: stop() waits for the idle blocking fetch (up to 2 s).
   await Promise.race([worker.stop(), new Promise((r) => setTimeout(r, 3500))]);
   await Promise.allSettled([workerTransport.close(), clientTransport.close()]);
   samples.sort((x, y) => x - y);
