@@ -88,6 +88,19 @@ function watchFetches(inner: Transport) {
   return { transport, seen };
 }
 
+/** `n` no-op jobs queued, and how many have run. */
+async function backlog(redis: Transport, n: number) {
+  const state = { done: 0 };
+  const Quick = defineJob({
+    name: "Quick",
+    perform() {
+      state.done++;
+    },
+  });
+  await createClient({ transport: redis }).pushBulk(Quick, Array.from({ length: n }, () => []));
+  return { Quick, state };
+}
+
 for (const target of matrix()) {
   describe(`fetching on ${target.name}`, () => {
     let redis: Transport;
@@ -102,22 +115,20 @@ for (const target of matrix()) {
     });
 
     it("drains a backlog in batches, never more than two fetches on their way", async () => {
-      let done = 0;
-      const Quick = defineJob({
-        name: "Quick",
-        perform() {
-          done++;
-        },
-      });
-      await createClient({ transport: redis }).pushBulk(Quick, Array.from({ length: 2000 }, () => []));
+      const { Quick, state } = await backlog(redis, 2000);
       const { transport, seen } = watchFetches(redis);
       worker = testWorker(transport, { jobs: [Quick], concurrency: 4 });
       await worker.run();
-      await waitFor(() => done === 2000, "2,000 jobs");
+      await waitFor(() => state.done === 2000, "2,000 jobs");
       await worker.stop();
       assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
       assert.ok(seen.calls <= 2000 / 4, `batches of 4 or more on average (${seen.calls} fetches for 2,000 jobs)`);
       assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0, "every job acked");
+      if (target.name !== "memory") {
+        // Over a socket a round trip takes far longer than a no-op job, so the
+        // default prefetch grows past its floor of 2 x concurrency.
+        assert.ok(seen.peakAsked > 4 + 8, `prefetch grew: asked for ${seen.peakAsked} at once`);
+      }
     });
 
     it("does not ask again while a job runs and the queue is empty", async () => {
@@ -146,21 +157,14 @@ for (const target of matrix()) {
     });
 
     it("keeps an explicit prefetch: never asks for more than concurrency + prefetch", async () => {
-      let done = 0;
-      const Quick = defineJob({
-        name: "Quick",
-        perform() {
-          done++;
-        },
-      });
-      await createClient({ transport: redis }).pushBulk(Quick, Array.from({ length: 300 }, () => []));
+      const { Quick, state } = await backlog(redis, 300);
       const { transport, seen } = watchFetches(redis);
       worker = testWorker(transport, {
         jobs: [Quick],
         capsules: { main: { queues: ["default"], concurrency: 2, prefetch: 1 } },
       });
       await worker.run();
-      await waitFor(() => done === 300, "300 jobs");
+      await waitFor(() => state.done === 300, "300 jobs");
       assert.ok(seen.peakAsked <= 3, `asked for ${seen.peakAsked} at once`);
     });
   });
