@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, createClient, createWorker, defineJob, type Transport, type Worker } from "../mod.ts";
+import { ConfigError, createClient, createWorker, defineJob, drain, type Transport, type Worker } from "../mod.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import type { Script } from "../src/transport/script.ts";
 import type { RedisArg } from "../src/transport/transport.ts";
@@ -154,6 +154,18 @@ for (const target of matrix()) {
       assert.ok(seen.calls - before <= 1, `fetches while busy and empty: ${seen.calls - before}`);
       release();
       await worker.stop();
+    });
+
+    it("drain() starts with nothing held and grows its prefetch for quick jobs over a socket", async () => {
+      const { Quick, state } = await backlog(redis, 2000);
+      const { transport, seen } = watchFetches(redis);
+      const result = await drain({ transport, jobs: [Quick], budgetMs: 20_000, concurrency: 4 });
+      assert.deepEqual([result.processed, result.remaining, state.done], [2000, 0, 2000]);
+      assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
+      if (target.name !== "memory") {
+        assert.ok(seen.peakAsked > 4, `prefetch grew: asked for ${seen.peakAsked} at once`);
+        assert.ok(result.commandsPerJob < 0.1, `commands per job ${result.commandsPerJob}`);
+      }
     });
 
     it("keeps an explicit prefetch: never asks for more than concurrency + prefetch", async () => {

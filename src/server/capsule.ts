@@ -297,9 +297,13 @@ export class Capsule {
         continue;
       }
       let units: UnitOfWork[];
+      // Every processor is idle-waiting: fetch, and block once if empty. A
+      // fetch that cannot block is a round trip like any other: time it.
+      const block = !this.#o.onEmpty && this.#o.deps.transport.blocking;
+      const sent = performance.now();
       try {
-        // Every processor is idle-waiting: fetch, and block once if empty.
-        units = await this.#o.fetcher.take(free, !this.#o.onEmpty);
+        units = await this.#o.fetcher.take(free, block);
+        if (!block && units.length > 0) this.#prefetch.trip(performance.now() - sent);
       } catch (error) {
         this.#o.onError(error, { context: "fetch", capsule: this.name });
         await this.#sleep(1000);

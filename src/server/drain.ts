@@ -20,6 +20,7 @@ import { processorDeps } from "./processor.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
 import type { ServerMiddleware } from "./middleware.ts";
+import { PREFETCH_CEILING } from "./prefetch.ts";
 import { parseQueues } from "./queues.ts";
 import type { DeathHandler } from "./retry.ts";
 import { Stats } from "./stats.ts";
@@ -124,7 +125,11 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const capsule = new Capsule({
     name: "drain",
     concurrency,
+    // Nothing held until jobs are timed; jobs that finish within a round trip
+    // (a billed HTTP request on Upstash) grow it, and a budget that runs out
+    // gives back whatever is held.
     prefetch: 0,
+    prefetchMax: PREFETCH_CEILING,
     fetcher,
     // A drain logs no per-job lines unless asked: cron output is read rarely.
     deps: processorDeps({ transport, keys: k, timeFormat, logger, stats, onError }, {
