@@ -1,7 +1,8 @@
 /**
  * Upstash cost: billed commands per job while draining a 10k backlog (cron
  * drain and an always-on worker) and per idle minute, counted by the REST
- * gateway fixture in front of a private redis-server. `npm run bench:upstash`.
+ * gateway fixture in front of a private redis-server:
+ * `npx tsx test/bench/upstash-cost.ts` (IDLE=120 for a longer idle window).
  */
 import { createClient, createWorker, defineJob, drain, silentLogger } from "../../mod.ts";
 import { upstashTransport } from "../../src/transport/upstash.ts";
