@@ -148,6 +148,11 @@ export class Client implements JobPusher {
    * Pushes many jobs of one class, one round trip per batch. Returns the jids
    * in order (`null` where a middleware stopped a job).
    *
+   * Every job is checked before anything is written, so bad input writes
+   * nothing. Each batch is atomic; if Redis refuses one, the call rejects
+   * with the batches before it written (and, on a transport that keeps call
+   * order, possibly the one batch already sent after it).
+   *
    * @example
    * ```ts
    * const jids = await client.pushBulk(HardJob, [["a", 1], ["b", 2]], { queue: "bulk" });
@@ -266,9 +271,21 @@ export class Client implements JobPusher {
     for (let i = 0; i < scheduled.length; i += batchSize * 2) {
       batches.push([["ZADD", this.#keys.schedule, ...scheduled.slice(i, i + batchSize * 2)]]);
     }
-    // One batch at a time: a transport may run MULTIs on separate
-    // connections, and queue order across batches must hold.
-    for (const batch of batches) await this.#transport.pipeline(batch, { atomic: true });
+    // Queue order across batches must hold. A transport that keeps call order
+    // gets the next batch while Redis applies the last one; others (MULTIs
+    // on separate connections, HTTP) one batch at a time.
+    let previous: Promise<unknown> | undefined;
+    for (const batch of batches) {
+      const sent = this.#transport.pipeline(batch, { atomic: true });
+      if (!this.#transport.ordered) await sent;
+      else {
+        // Awaited once the next batch is out; never left unobserved.
+        sent.catch(() => {});
+        if (previous) await previous;
+        previous = sent;
+      }
+    }
+    await previous;
     return results;
   }
 

@@ -86,6 +86,36 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(oldest.args, ["n0", 0]);
     });
 
+    it("keeps queue order across many small batches, whether or not the transport keeps call order", async () => {
+      const client = createClient({ transport: redis, bulkBatchSize: 50 });
+      await client.pushBulk("Ordered", Array.from({ length: 1000 }, (_, i) => [i]));
+      const raws = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const order = raws.reverse().map((raw) => JSON.parse(raw).args[0]);
+      assert.deepEqual(order, Array.from({ length: 1000 }, (_, i) => i));
+    });
+
+    it("rejects a bulk push whose batch fails, with batches already on their way settled", async () => {
+      let calls = 0;
+      const failing: Transport = {
+        kind: redis.kind,
+        blocking: redis.blocking,
+        ordered: redis.ordered,
+        counters: redis.counters,
+        call: (command, ...args) => redis.call(command, ...args),
+        script: (script, keys, args) => redis.script(script, keys, args),
+        close: () => redis.close(),
+        pipeline(commands, options) {
+          if (++calls === 3) return Promise.reject(new Error("batch 3 refused"));
+          return redis.pipeline(commands, options);
+        },
+      };
+      const client = createClient({ transport: failing, bulkBatchSize: 10 });
+      await assert.rejects(client.pushBulk("Batched", Array.from({ length: 60 }, (_, i) => [i])), /batch 3 refused/);
+      const written = Number(await redis.call("LLEN", "queue:default"));
+      // Batches 1-2 landed; with call order kept, batch 4 was already sent when 3 failed.
+      assert.equal(written, redis.ordered ? 30 : 20);
+    });
+
     it("rejects schema failures, unsafe args and oversize payloads, writing nothing", async () => {
       const client = createClient({ transport: redis, maxPayloadBytes: 1024 });
       await assert.rejects(

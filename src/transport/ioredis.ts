@@ -111,6 +111,8 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
   return {
     kind: "ioredis",
     blocking: true,
+    // Everything but blocking pops goes over one connection, in call order.
+    ordered: true,
     counters,
     call(command, ...args) {
       return BLOCKING.has(command.toUpperCase()) ? blocking(command, args) : send(command, ...args);

@@ -147,6 +147,8 @@ export function memoryTransport(): Transport {
   return {
     kind: "memory",
     blocking: true,
+    // Commands apply synchronously, as they are called.
+    ordered: true,
     counters,
     call(command: string, ...args: RedisArg[]): Promise<RedisReply> {
       countTrip(counters, 1);

@@ -56,6 +56,14 @@ export interface Transport {
    * over HTTP, where the fetcher polls with a back-off instead.
    */
   readonly blocking: boolean;
+  /**
+   * Whether calls made without waiting for one another reach Redis in the
+   * order they were made (one connection, or applied at once). The client
+   * then keeps two bulk-push batches on their way instead of one. Absent
+   * means no such promise: HTTP requests and dedicated MULTI connections can
+   * overtake each other.
+   */
+  readonly ordered?: boolean;
   /** Running totals of commands and round trips. */
   readonly counters: TransportCounters;
   /** Sends one command. Rejects with a `TransportError`. */

@@ -129,6 +129,13 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
       assert.deepEqual(await r.call("LRANGE", l, 0, -1), ["c", "x", "y"]);
     });
 
+    test("a transport that promises call order applies back-to-back pipelines in that order", async () => {
+      if (!r.ordered) return;
+      const l = key("ordered");
+      await Promise.all(Array.from({ length: 100 }, (_, i) => r.pipeline([["RPUSH", l, String(i)]], { atomic: true })));
+      assert.deepEqual(await r.call("LRANGE", l, 0, -1), Array.from({ length: 100 }, (_, i) => String(i)));
+    });
+
     test("blocking pops: data at once, null on timeout, and wake-up on a push from the same transport", async () => {
       if (!r.blocking) return; // HTTP transports do not block; the upstash suite checks they refuse to
       const l = key("bl"), p = key("bp");
