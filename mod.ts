@@ -33,7 +33,8 @@ export type {
   RetryInResult,
 } from "./src/job.ts";
 export { Client, createClient, resolveRunAt } from "./src/client.ts";
-export type { BulkPushOptions, ClientMiddleware, ClientMiddlewareContext, ClientOptions } from "./src/client.ts";
+export type { BulkPushOptions, ClientOptions } from "./src/client.ts";
+export type { ClientMiddleware, ClientMiddlewareContext } from "./src/client_middleware.ts";
 export { createRegistry } from "./src/registry.ts";
 export type { JobsInput, Registry } from "./src/registry.ts";
 export { parsePayload, serializePayload, toEpochMs } from "./src/payload.ts";

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { type ClientMiddleware, runClientMiddleware } from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
 import { type Keys, keys } from "./keys.ts";
@@ -19,35 +20,6 @@ import {
   wireTime,
 } from "./payload.ts";
 import type { Command, Transport } from "./transport/transport.ts";
-
-/** What a client middleware sees besides the payload. */
-export interface ClientMiddlewareContext {
-  /** The queue the job is going to. */
-  readonly queue: string;
-  /** The job definition, when pushed by definition rather than by name. */
-  readonly job: AnyJob | undefined;
-  /** The transport, for middleware that needs Redis (unique jobs, say). */
-  readonly transport: Transport;
-}
-
-/**
- * Sidekiq-style client middleware. Call `next()` to continue (optionally
- * with a replacement payload); return without calling it to stop the push,
- * which then returns `null` instead of a jid.
- *
- * @example
- * ```ts
- * const addTenant: ClientMiddleware = (payload, _ctx, next) => {
- *   payload.tenant = currentTenant();
- *   return next();
- * };
- * ```
- */
-export type ClientMiddleware = (
-  payload: JobPayload,
-  ctx: ClientMiddlewareContext,
-  next: (payload?: JobPayload) => Promise<void>,
-) => unknown;
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
@@ -337,20 +309,9 @@ export class Client implements JobPusher {
    * poller uses it when it moves scheduled jobs to their queues. Resolves to
    * the payload to write, or `null` if a middleware stopped it.
    */
-  async applyMiddleware(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
-    if (this.#middleware.length === 0) return payload;
-    const ctx: ClientMiddlewareContext = { queue: payload.queue, job, transport: this.#transport };
-    let final: JobPayload | null = null;
-    const step = async (index: number, current: JobPayload): Promise<void> => {
-      if (index === this.#middleware.length) {
-        final = current;
-        return;
-      }
-      await this.#middleware[index](current, ctx, (next) => step(index + 1, next ?? current));
-    };
-    await step(0, payload);
-    if (final) assertJsonSafe((final as JobPayload).args, "args");
-    return final;
+  applyMiddleware(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
+    if (this.#middleware.length === 0) return Promise.resolve(payload);
+    return runClientMiddleware(this.#middleware, payload, { queue: payload.queue, job, transport: this.#transport });
   }
 }
 

@@ -14,7 +14,8 @@
  *
  * @module
  */
-import { Client, type ClientMiddleware } from "./client.ts";
+import { Client } from "./client.ts";
+import type { ClientMiddleware } from "./client_middleware.ts";
 import { keys } from "./keys.ts";
 import type { Logger } from "./logger.ts";
 import { type JobPayload, parsePayload } from "./payload.ts";

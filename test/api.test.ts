@@ -1,6 +1,7 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Client, type ClientMiddleware } from "../src/client.ts";
+import { Client } from "../src/client.ts";
+import type { ClientMiddleware } from "../src/client_middleware.ts";
 import { keys } from "../src/keys.ts";
 import type { JobPayload } from "../src/payload.ts";
 import type { Transport } from "../src/transport/transport.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ClientMiddleware } from "../client.ts";
+import type { ClientMiddleware } from "../client_middleware.ts";
 import type { Logger } from "../logger.ts";
 import type { TimeFormat } from "../payload.ts";
 import type { JobsInput } from "../registry.ts";

@@ -13,7 +13,8 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import { Client, type ClientMiddleware } from "../client.ts";
+import { Client } from "../client.ts";
+import type { ClientMiddleware } from "../client_middleware.ts";
 import { ConfigError } from "../errors.ts";
 import { describe } from "../payload.ts";
 import { drain, type DrainOptions, type DrainResult } from "../server/drain.ts";
