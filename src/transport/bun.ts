@@ -16,7 +16,15 @@
  */
 import { ConfigError, toTransportError, TransportError } from "../errors.ts";
 import { runScript, type Script } from "./script.ts";
-import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
+import {
+  BLOCKING_COMMANDS,
+  type Command,
+  countTrip,
+  newCounters,
+  type RedisArg,
+  type RedisReply,
+  type Transport,
+} from "./transport.ts";
 
 /** The part of Bun's `RedisClient` this transport uses. */
 export interface BunRedisClient {
@@ -45,7 +53,6 @@ export interface BunTransportOptions {
   redisOptions?: Record<string, unknown>;
 }
 
-const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP"]);
 /** Commands whose every number is a score: RESP3 doubles that RESP2 sends as strings. */
 const SCORES = new Set([
   "ZSCORE",
@@ -152,7 +159,7 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
 
   const send = (command: string, ...args: RedisArg[]): Promise<RedisReply> => {
     countTrip(counters, 1);
-    return BLOCKING.has(command.toUpperCase())
+    return BLOCKING_COMMANDS.has(command.toUpperCase())
       ? withDedicated((conn) => exec(conn, command, args))
       : exec(main, command, args);
   };

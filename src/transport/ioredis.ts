@@ -10,7 +10,15 @@
 import { Redis, type RedisOptions } from "ioredis";
 import { ConfigError, toTransportError, TransportError } from "../errors.ts";
 import { runScript, type Script } from "./script.ts";
-import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
+import {
+  BLOCKING_COMMANDS,
+  type Command,
+  countTrip,
+  newCounters,
+  type RedisArg,
+  type RedisReply,
+  type Transport,
+} from "./transport.ts";
 
 /** Options for {@link ioredisTransport}. */
 export interface IoredisTransportOptions {
@@ -35,7 +43,6 @@ export interface IoredisTransportOptions {
   redisOptions?: RedisOptions;
 }
 
-const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP"]);
 const noop = () => {};
 
 /**
@@ -115,7 +122,7 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     ordered: true,
     counters,
     call(command, ...args) {
-      return BLOCKING.has(command.toUpperCase()) ? blocking(command, args) : send(command, ...args);
+      return BLOCKING_COMMANDS.has(command.toUpperCase()) ? blocking(command, args) : send(command, ...args);
     },
     async pipeline(commands: readonly Command[], pipelineOptions = {}) {
       if (commands.length === 0) return [];

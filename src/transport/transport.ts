@@ -16,6 +16,21 @@ export type RedisArg = string | number;
  */
 export type RedisReply = string | number | null | RedisReply[];
 
+/**
+ * Redis's blocking commands. TCP adapters give each its own connection (the
+ * server parks it); HTTP adapters refuse them.
+ */
+export const BLOCKING_COMMANDS: ReadonlySet<string> = new Set([
+  "BRPOP",
+  "BLPOP",
+  "BLMOVE",
+  "BRPOPLPUSH",
+  "BZPOPMIN",
+  "BZPOPMAX",
+  "BLMPOP",
+  "BZMPOP",
+]);
+
 /** One command for a pipeline: its name, then its arguments. */
 export type Command = readonly [name: string, ...args: RedisArg[]];
 

@@ -10,7 +10,15 @@
 import { Redis, type Requester } from "@upstash/redis";
 import { ConfigError, toTransportError, TransportError } from "../errors.ts";
 import { runScript, type Script } from "./script.ts";
-import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
+import {
+  BLOCKING_COMMANDS,
+  type Command,
+  countTrip,
+  newCounters,
+  type RedisArg,
+  type RedisReply,
+  type Transport,
+} from "./transport.ts";
 
 /** Options for {@link upstashTransport}. */
 export interface UpstashTransportOptions {
@@ -21,8 +29,6 @@ export interface UpstashTransportOptions {
   /** Use this client instead (it must keep `automaticDeserialization: false` semantics for raw replies). */
   client?: Redis;
 }
-
-const BLOCKING = new Set(["BRPOP", "BLPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP"]);
 
 /**
  * Creates a transport over `@upstash/redis`.
@@ -45,7 +51,7 @@ export function upstashTransport(options: UpstashTransportOptions = {}): Transpo
   const counters = newCounters();
 
   const send = async (command: string, ...args: RedisArg[]): Promise<RedisReply> => {
-    if (BLOCKING.has(command.toUpperCase())) {
+    if (BLOCKING_COMMANDS.has(command.toUpperCase())) {
       throw new TransportError(
         "command",
         `Cannot run ${command} over HTTP: the Upstash transport does not block (blocking is false)`,
