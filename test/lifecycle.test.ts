@@ -264,6 +264,30 @@ for (const target of matrix()) {
       assert.deepEqual(await redis.call("ZRANGE", "dead", 0, -1), [raw]);
     });
 
+    it("recovers an orphan while two of its own capsules share a queue (and so one private list)", async () => {
+      const ran: string[] = [];
+      const Rec = defineJob({
+        name: "Rec",
+        perform(ctx) {
+          ran.push(ctx.jid);
+        },
+      });
+      const ghost = "ghost:2:abcdefabcdef";
+      const list = k.inflight(ghost, "default");
+      const raw = JSON.stringify({ class: "Rec", args: [], queue: "default", jid: "orphan2" });
+      await redis.pipeline([["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+      worker = testWorker(redis, {
+        jobs: [Rec],
+        capsules: { a: { queues: ["default"], concurrency: 1 }, b: { queues: ["default"], concurrency: 1 } },
+        poller: true,
+        pollInitialWait: 0,
+        pollIntervalAverage: 0.2,
+      });
+      await worker.run();
+      await waitFor(() => ran.includes("orphan2"), "the orphaned job to be recovered and run");
+      assert.equal(await redis.call("LLEN", list), 0);
+    });
+
     it("never recovers a live process's private list", async () => {
       const alive = "alive:1:abcdefabcdef";
       const list = k.inflight(alive, "default");

@@ -173,7 +173,8 @@ export function createWorker(options: WorkerOptions): Worker {
     pollIntervalAverage: options.pollIntervalAverage,
     initialWait: options.pollInitialWait,
     maxRecoveries: options.maxRecoveries,
-    ownPrivateLists: reliable ? capsules.reduce((n, c) => n + c.fetcher.queues.length, 0) : 0,
+    // One private list per queue, shared by capsules that list the same queue.
+    ownPrivateLists: reliable ? allQueues.length : 0,
     onPoison: options.onPoison,
     onError,
   });
