@@ -46,6 +46,8 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
+/** Fields every push sets per job, after the shared ones. */
+const PER_JOB_FIELDS = ["args", "jid", "created_at", "enqueued_at"];
 
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
@@ -184,10 +186,13 @@ export class Client implements JobPusher {
     const jids = newJids(argsList.length);
     const base = this.#base(job, className, queue, retry, options.extra);
     const created = wireTime(nowMs, this.#format);
-    const enqueuedAt = created;
     // Without middleware every payload shares its fields but args and jid, so
     // the common part is serialised once (bulk pushes spend their time here).
-    const head = this.#middleware.length ? "" : serializePayload(base as JobPayload, this.#format).slice(0, -1);
+    // `extra` naming a field the push sets itself takes the general path,
+    // where the push's own value wins, rather than writing the key twice.
+    const head = this.#middleware.length || PER_JOB_FIELDS.some((f) => f in base)
+      ? ""
+      : serializePayload(base as JobPayload, this.#format).slice(0, -1);
     const createdText = this.#timeText(created);
     const immediate = new Map<string, string[]>();
     const scheduled: (string | number)[] = [];
@@ -219,7 +224,7 @@ export class Client implements JobPusher {
           results[i] = null;
           continue;
         }
-        if (at === undefined) payload.enqueued_at = enqueuedAt;
+        if (at === undefined) payload.enqueued_at = created;
         target = payload.queue;
         json = this.#serialize(payload);
       }

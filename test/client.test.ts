@@ -86,6 +86,23 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(oldest.args, ["n0", 0]);
     });
 
+    it("lets the push's own jid, args and times win over the same names in 'extra', each written once", async () => {
+      const client = createClient({ transport: redis });
+      const extra = { jid: "not-mine", created_at: 1, enqueued_at: 2, args: ["x"], tenant: "t1" };
+      const jids = await client.pushBulk("Extra", [[1], [2]], { extra });
+      const raws = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).reverse();
+      for (const [i, raw] of raws.entries()) {
+        for (const field of ["jid", "args", "created_at", "enqueued_at", "tenant"]) {
+          assert.equal(raw.split(`"${field}":`).length, 2, `${field} written once in ${raw}`);
+        }
+        const job = JSON.parse(raw);
+        assert.equal(job.jid, jids[i]);
+        assert.deepEqual(job.args, [i + 1]);
+        assert.equal(job.tenant, "t1");
+        assert.ok(job.created_at > 1e9 && job.enqueued_at === job.created_at);
+      }
+    });
+
     it("keeps queue order across many small batches, whether or not the transport keeps call order", async () => {
       const client = createClient({ transport: redis, bulkBatchSize: 50 });
       await client.pushBulk("Ordered", Array.from({ length: 1000 }, (_, i) => [i]));
