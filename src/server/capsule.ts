@@ -85,10 +85,9 @@ export class Capsule {
   #abandoned = new Set<UnitOfWork>();
   #prefetch: Prefetch;
   #sleepResolve: (() => void) | undefined;
-  /** Fetches on their way and the jobs they may bring. */
-  #inFlight = 0;
-  #requested = 0;
+  /** Background fetches on their way, and the jobs they may bring. */
   #launched = new Set<Promise<void>>();
+  #requested = 0;
   #fetchFailed = false;
   /** The last background fetch found nothing: wait for a processor before asking again. */
   #dry = false;
@@ -285,13 +284,14 @@ export class Capsule {
       }
       const free = this.concurrency + this.#prefetch.size - this.#active - this.#buffer.length - this.#requested;
       const starving = this.#waiting.length > 0 && this.#buffer.length === 0;
-      if (this.#inFlight > 0 || !starving) {
+      const inFlight = this.#launched.size;
+      if (inFlight > 0 || !starving) {
         // Jobs are running (or a fetch is on its way). Top the buffer up in
         // the background; a second fetch may follow the first, so Redis
         // works on the next batch while this process runs the last one. After
         // an empty fetch, wait for a job to finish before asking again.
-        const wait = this.#dry || free < this.#lowWater() || this.#inFlight >= MAX_IN_FLIGHT ||
-          (this.#inFlight > 0 && this.#o.onEmpty !== undefined);
+        const wait = this.#dry || free < this.#lowWater() || inFlight >= MAX_IN_FLIGHT ||
+          (inFlight > 0 && this.#o.onEmpty !== undefined);
         if (wait) await this.#nextWake();
         else this.#launch(free);
         continue;
@@ -327,7 +327,6 @@ export class Capsule {
 
   /** Starts a non-blocking fetch of up to `max` jobs and goes on without waiting for it. */
   #launch(max: number): void {
-    this.#inFlight++;
     this.#requested += max;
     const sent = performance.now();
     const done = this.#o.fetcher.take(max, false).then(
@@ -341,7 +340,6 @@ export class Capsule {
         this.#o.onError(error, { context: "fetch", capsule: this.name });
       },
     ).finally(() => {
-      this.#inFlight--;
       this.#requested -= max;
       this.#launched.delete(done);
       this.#wakeLoop();

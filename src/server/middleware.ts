@@ -29,8 +29,7 @@ export type ServerMiddleware = (
 
 /**
  * Runs `chain` around `run`. With no middleware it calls `run` directly and
- * returns what it returns: a sync `perform` then costs no promise at all,
- * which matters at tens of thousands of jobs a second.
+ * returns what it returns, adding no promise of its own.
  *
  * @example
  * ```ts

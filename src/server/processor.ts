@@ -134,8 +134,10 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   const ctx = new Context(payload, unit.queue, deps.signal, deps.logger);
   if (deps.jobLogging) ctx.logger.info("start");
   try {
-    const run = () =>
-      runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, () => job.perform(ctx, ...args));
+    const perform = () => job.perform(ctx, ...args);
+    const run = deps.middleware.length
+      ? () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, perform)
+      : perform;
     await (deps.currentJob ? runInJob(ctx, run) : run());
     deps.stats.processed++;
     if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
