@@ -9,7 +9,7 @@ import type { Keys } from "../keys.ts";
 import { HEARTBEAT } from "../scripts/heartbeat.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { Capsule } from "./capsule.ts";
-import { type Stats, STATS_TTL } from "./stats.ts";
+import { statKeys, type Stats, STATS_TTL } from "./stats.ts";
 
 /** The static part of a process's `info` JSON (Sidekiq's `to_data`). */
 export interface ProcessInfo {
@@ -75,7 +75,6 @@ export class Heartbeat {
     }
     const drained = this.#o.stats.take();
     const rss = this.#o.rss();
-    const day = new Date(now).toISOString().slice(0, 10);
     const fields = [
       "info",
       JSON.stringify(info),
@@ -103,10 +102,7 @@ export class Heartbeat {
         // either version's API and Web UI show this process's jobs.
         k.legacyWork(identity),
         k.signals(identity),
-        k.stat("processed"),
-        k.stat("failed"),
-        k.statDay("processed", day),
-        k.statDay("failed", day),
+        ...statKeys(k, new Date(now)),
       ], [
         identity,
         ttl,

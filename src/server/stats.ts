@@ -11,6 +11,20 @@ import type { Command } from "../transport/transport.ts";
 export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
 
 /**
+ * The four counter keys a flush adds to, in the order the heartbeat script
+ * takes them: `stat:processed`, `stat:failed`, and the day's two.
+ *
+ * @example
+ * ```ts
+ * statKeys(keys(), new Date()); // ["stat:processed", "stat:failed", "stat:processed:2026-11-23", ...]
+ * ```
+ */
+export function statKeys(k: Keys, now: Date): [string, string, string, string] {
+  const day = now.toISOString().slice(0, 10);
+  return [k.stat("processed"), k.stat("failed"), k.statDay("processed", day), k.statDay("failed", day)];
+}
+
+/**
  * In-memory job counters.
  *
  * @example
@@ -32,15 +46,13 @@ export class Stats {
    */
   drain(k: Keys, now: Date = new Date()): { commands: Command[]; processed: number; failed: number } {
     const { processed, failed } = this.take();
-    const day = now.toISOString().slice(0, 10);
+    const [processedKey, failedKey, processedDay, failedDay] = statKeys(k, now);
     const commands: Command[] = [];
-    for (const [name, n] of [["processed", processed], ["failed", failed]] as const) {
+    for (
+      const [total, daily, n] of [[processedKey, processedDay, processed], [failedKey, failedDay, failed]] as const
+    ) {
       if (n === 0) continue;
-      commands.push(
-        ["INCRBY", k.stat(name), n],
-        ["INCRBY", k.statDay(name, day), n],
-        ["EXPIRE", k.statDay(name, day), STATS_TTL],
-      );
+      commands.push(["INCRBY", total, n], ["INCRBY", daily, n], ["EXPIRE", daily, STATS_TTL]);
     }
     return { commands, processed, failed };
   }
