@@ -16,6 +16,7 @@ import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { wholeNumber } from "./checks.ts";
 import { processorDeps } from "./processor.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import { Fetcher } from "./fetch.ts";
@@ -84,12 +85,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   if (typeof options.budgetMs !== "number" || !(options.budgetMs > 0)) {
     throw new ConfigError(`Cannot drain as 'budgetMs' must be > 0: current value is ${describe(options.budgetMs)}`);
   }
-  const concurrency = options.concurrency ?? 10;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new ConfigError(
-      `Cannot drain as 'concurrency' must be a whole number >= 1: current value is ${describe(concurrency)}`,
-    );
-  }
+  const concurrency = wholeNumber(options.concurrency ?? 10, { action: "drain", name: "concurrency", min: 1 });
   const runtime = currentRuntime();
   const logger = options.logger ?? silentLogger;
   const onError = options.onError ?? logErrors(logger);

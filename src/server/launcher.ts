@@ -14,6 +14,7 @@ import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { Capsule } from "./capsule.ts";
+import { wholeNumber } from "./checks.ts";
 import { processorDeps } from "./processor.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
@@ -103,21 +104,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const configs: Record<string, CapsuleConfig> = options.capsules ??
     { default: { queues: options.queues ?? ["default"], concurrency: options.concurrency ?? 10 } };
   const capsules = Object.entries(configs).map(([name, config]) => {
-    const concurrency = config.concurrency ?? 10;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ConfigError(
-        `Cannot create capsule '${name}' as 'concurrency' must be a whole number >= 1: current value is ${
-          describe(concurrency)
-        }`,
-      );
-    }
-    if (config.prefetch !== undefined && (!Number.isInteger(config.prefetch) || config.prefetch < 0)) {
-      throw new ConfigError(
-        `Cannot create capsule '${name}' as 'prefetch' must be a whole number >= 0: current value is ${
-          describe(config.prefetch)
-        }`,
-      );
-    }
+    const action = `create capsule '${name}'`;
+    const concurrency = wholeNumber(config.concurrency ?? 10, { action, name: "concurrency", min: 1 });
+    if (config.prefetch !== undefined) wholeNumber(config.prefetch, { action, name: "prefetch", min: 0 });
     const queues = parseQueues(config.queues);
     return new Capsule({
       name,
