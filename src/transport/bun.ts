@@ -244,12 +244,14 @@ function renormalize(command: string, args: readonly RedisArg[], value: RedisRep
   return value;
 }
 
+const utf8 = new TextDecoder();
+
 function plain(value: unknown): RedisReply {
   if (value === null || value === undefined || value === false) return null;
   if (value === true) return 1;
   if (typeof value === "string" || typeof value === "number") return value;
   if (Array.isArray(value)) return value.map(plain);
-  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  if (value instanceof Uint8Array) return utf8.decode(value);
   if (value instanceof Error) return value.message;
   if (value instanceof Set) return [...value].map(plain);
   if (typeof value === "object") {
