@@ -195,7 +195,7 @@ export class Poller {
   }
 
   /** Sidekiq's `random_poll_interval`, in ms. */
-  async #interval(): Promise<number> {
+  #interval(): number {
     if (this.#o.pollIntervalAverage !== undefined) {
       return this.#o.pollIntervalAverage * (Math.random() + 0.5) * 1000;
     }
@@ -214,7 +214,7 @@ export class Poller {
       let next = 5000;
       try {
         await this.runOnce();
-        next = await this.#interval();
+        next = this.#interval();
       } catch (error) {
         this.#o.onError?.(error, { context: "poller" });
       }
