@@ -40,7 +40,7 @@ while (Date.now() < deadline) {
     "ZCARD",
     "retry",
   ]]);
-  if (queued === 0 && scheduled === 0 && retries === 0 && attempts >= 2 && worker.capsules[0].busy.size === 0) break;
+  if (queued === 0 && scheduled === 0 && retries === 0 && attempts >= 2 && worker.running().length === 0) break;
   await new Promise((r) => setTimeout(r, 100));
 }
 await worker.stop();

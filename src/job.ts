@@ -31,6 +31,13 @@ export interface JobContext {
    * back on the queue by then).
    */
   readonly signal: AbortSignal;
+  /**
+   * Aborts when the worker starts to quiet or stop, or a drain's budget is
+   * nearly spent: a long job (an iterable job between items, say) should
+   * stop at its next safe point and save its progress. It may also simply
+   * finish: running jobs get the shutdown timeout.
+   */
+  readonly stopping: AbortSignal;
 }
 
 /** What `retryIn` may return: a delay in seconds, or a verdict. */

@@ -25,10 +25,8 @@ export interface Keys {
   readonly processes: string;
   /** Lock the poller takes (SET NX EX 60) before pruning dead processes. */
   readonly processCleanup: string;
-  /** Hash of private in-flight list -> owning process identity (reliable fetch). */
+  /** Hash of private key (held hash, or an older version's private list) -> owning process identity. */
   readonly inflightRegistry: string;
-  /** Hash of jid -> times its job was recovered from dead workers */
-  readonly recoveries: string;
   /** The list a queue's jobs wait in. */
   queue(name: string): string;
   /** A process's info hash. */
@@ -43,11 +41,20 @@ export interface Keys {
   stat(name: "processed" | "failed"): string;
   /** A daily counter: `stat:processed:2024-01-31`. */
   statDay(name: "processed" | "failed", day: string): string;
-  /** The private list one process's reliable fetch keeps one queue's jobs in. */
-  inflight(identity: string, queue: string): string;
+  /**
+   * The held hash: token -> raw job for the jobs one capsule of one process
+   * took from one queue with reliable fetch, until their outcome is durable.
+   */
+  held(identity: string, capsule: string, queue: string): string;
+  /** The transit list a blocking fetch moves one job into, next to its held hash. */
+  landing(heldKey: string): string;
+  /** Splits a held key into its owner, capsule and queue (undefined if it is not one). */
+  parseHeld(key: string): { identity: string; capsule: string; queue: string } | undefined;
+  /** The private list an older edgekiq (0.1) kept a queue's jobs in; still recovered. */
+  legacyInflight(identity: string, queue: string): string;
   /** Claim for one tick of a periodic job (SET NX). */
   cronTick(name: string, tick: number): string;
-  /** Saved cursor of an iterable job. */
+  /** An iterable job's state hash, Sidekiq 7.3's `it-<jid>` (so Ruby's `cancel!` reaches edgekiq jobs). */
   iteration(jid: string): string;
   /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
   queueName(queueKey: string): string;
@@ -67,6 +74,8 @@ export interface Keys {
 export function keys(prefix = ""): Keys {
   const p = prefix ? `${prefix}:` : "";
   const queuePrefix = `${p}queue:`;
+  const heldPrefix = `${p}edgekiq:held:`;
+  const landingPrefix = `${p}edgekiq:landing:`;
   return {
     prefix,
     queues: `${p}queues`,
@@ -76,7 +85,6 @@ export function keys(prefix = ""): Keys {
     processes: `${p}processes`,
     processCleanup: `${p}process_cleanup`,
     inflightRegistry: `${p}edgekiq:inflight`,
-    recoveries: `${p}edgekiq:recoveries`,
     queue: (name) => queuePrefix + name,
     process: (identity) => p + identity,
     work: (identity) => `${p}${identity}:work`,
@@ -84,10 +92,17 @@ export function keys(prefix = ""): Keys {
     signals: (identity) => `${p}${identity}-signals`,
     stat: (name) => `${p}stat:${name}`,
     statDay: (name, day) => `${p}stat:${name}:${day}`,
-    // "|" cannot appear in a hostname, so identity and queue stay separable.
-    inflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
+    // "|" cannot appear in a hostname or a capsule name, so the parts stay separable.
+    held: (identity, capsule, queue) => `${heldPrefix}${identity}|${capsule}|${queue}`,
+    landing: (heldKey) => landingPrefix + heldKey.slice(heldPrefix.length),
+    parseHeld(key) {
+      if (!key.startsWith(heldPrefix)) return undefined;
+      const [identity, capsule, ...rest] = key.slice(heldPrefix.length).split("|");
+      return rest.length ? { identity, capsule, queue: rest.join("|") } : undefined;
+    },
+    legacyInflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
     cronTick: (name, tick) => `${p}edgekiq:cron:${name}:${tick}`,
-    iteration: (jid) => `${p}edgekiq:it:${jid}`,
+    iteration: (jid) => `${p}it-${jid}`,
     queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
   };
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { createClient, currentJob, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
+import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
 
 const deadEntries = async (redis: Transport) =>
@@ -59,7 +60,7 @@ for (const target of matrix()) {
       assert.deepEqual(new Set(ctxs.map((c) => c.jid)), new Set(jids));
       assert.ok(ctxs.every((c) => c.queue === "default" && c.retryCount === 0 && !c.aborted));
       await worker.stop();
-      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0, "every job acked");
+      assert.equal(await heldCount(redis, worker.identity), 0, "every job acked");
     });
 
     it("serves weighted queues in proportion to their weights", async () => {
@@ -122,7 +123,7 @@ for (const target of matrix()) {
       const delay = Number(entry[1]) - t0;
       assert.ok(delay >= 14 && delay <= 26, `delay ${delay}`);
       await worker.stop();
-      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
     });
 
     it("increments retry_count and sets retried_at on later failures; exhausts to dead with death handlers", async () => {
@@ -221,7 +222,7 @@ for (const target of matrix()) {
       assert.equal(JSON.parse(retry[0]).class, "Custom");
       assert.ok(Math.abs(Number(retry[1]) - (Date.now() / 1000 + 1000)) < 30);
       assert.deepEqual((await deadEntries(redis)).map((j) => j.class), ["Kill"]);
-      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
     });
 
     it("buries bad payloads with a reason and keeps going", async () => {
@@ -340,7 +341,7 @@ for (const target of matrix()) {
       await worker.run();
       await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
       await worker.stop();
-      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
     });
 
     it("basic fetch runs jobs too (BRPOP)", async () => {

@@ -5,6 +5,7 @@ import { Prefetch } from "../src/server/prefetch.ts";
 import type { Script } from "../src/transport/script.ts";
 import type { RedisArg } from "../src/transport/transport.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
+import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
 
 describe("Prefetch", () => {
@@ -73,7 +74,7 @@ function watchFetches(inner: Transport) {
     close: () => inner.close(),
     async script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
       if (script.name !== "fetch") return inner.script(script, keys, args);
-      const count = Number(args[0]);
+      const count = Number(args[2]); // ARGV: identity, ttl, count, ...
       seen.calls++;
       seen.peak = Math.max(seen.peak, ++seen.inFlight);
       seen.peakAsked = Math.max(seen.peakAsked, seen.asked += count);
@@ -123,7 +124,7 @@ for (const target of matrix()) {
       await worker.stop();
       assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
       assert.ok(seen.calls <= 2000 / 4, `batches of 4 or more on average (${seen.calls} fetches for 2,000 jobs)`);
-      assert.equal(await redis.call("LLEN", `edgekiq:inflight:${worker.identity}|default`), 0, "every job acked");
+      assert.equal(await heldCount(redis, worker.identity), 0, "every job acked");
       if (target.name !== "memory") {
         // Over a socket a round trip takes far longer than a no-op job, so the
         // default prefetch grows past its floor of 2 x concurrency.

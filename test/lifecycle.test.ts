@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, keys, Poller, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { TransportError } from "../src/errors.ts";
+import { heldCount, plantHeld } from "./support/held.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
 const k = keys();
-const privateList = (worker: Worker, queue = "default") => k.inflight(worker.identity, queue);
 
 for (const target of matrix()) {
   describe(`lifecycle on ${target.name}`, () => {
@@ -38,7 +39,7 @@ for (const target of matrix()) {
         queues: ["default", "other"],
       });
       await worker.run();
-      await waitFor(() => worker!.capsules[0].busy.size === 1, "job running");
+      await waitFor(() => worker!.running().length === 1, "job running");
       await worker.beat();
       assert.deepEqual(await redis.call("SMEMBERS", "processes"), [worker.identity]);
       const [infoJson, busy, beat, quiet, concurrency] =
@@ -97,11 +98,11 @@ for (const target of matrix()) {
       await waitFor(() => started === 2, "two running");
       await worker.quiet();
       assert.equal(await redis.call("LLEN", "queue:default"), 8, "prefetched jobs back on the queue");
-      assert.equal(await redis.call("LLEN", privateList(worker)), 2, "running jobs stay in the private list");
+      assert.equal(await heldCount(redis, worker.identity), 2, "running jobs stay held");
       release();
       await worker.stop();
       assert.equal(started, 2);
-      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
     });
 
     it("hard shutdown aborts ctx.signal and puts unfinished jobs back, never into retry", async () => {
@@ -119,7 +120,7 @@ for (const target of matrix()) {
       const b = await client.push(Polite, []);
       worker = testWorker(redis, { jobs: [Stubborn, Polite], timeout: 0.2 });
       await worker.run();
-      await waitFor(() => worker!.capsules[0].busy.size === 2, "both running");
+      await waitFor(() => worker!.running().length === 2, "both running");
       const t0 = Date.now();
       await worker.stop();
       assert.ok(Date.now() - t0 < 4500, "stop bounded by timeout + 3 s grace");
@@ -127,7 +128,7 @@ for (const target of matrix()) {
       const queued = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r).jid)
         .sort();
       assert.deepEqual(queued, [a, b].sort());
-      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
       assert.equal(await redis.call("ZCARD", "retry"), 0);
     });
 
@@ -149,7 +150,7 @@ for (const target of matrix()) {
       await waitFor(() => runs === 1, "first run");
       await worker.stop();
       assert.equal(await redis.call("LLEN", "queue:default"), 0, "the ack took the requeued copy back");
-      assert.equal(await redis.call("LLEN", privateList(worker)), 0);
+      assert.equal(await heldCount(redis, worker.identity), 0);
       const second = testWorker(redis, { jobs: [Racy] });
       await second.run();
       await new Promise((r) => setTimeout(r, 200));
@@ -157,13 +158,16 @@ for (const target of matrix()) {
       assert.equal(runs, 1);
     });
 
-    it("leaves a job in the private list when its retry cannot be written (Sidekiq #4141)", async () => {
+    it("keeps a job held while its retry cannot be written, and writes it once Redis takes writes (Sidekiq #4141)", async () => {
+      let readonly = true;
       const failing: Transport = new Proxy(redis, {
         get(t, prop, receiver) {
           if (prop === "call") {
             return (cmd: string, ...args: (string | number)[]) =>
-              cmd === "ZADD" && args[0] === "retry"
-                ? Promise.reject(new Error("READONLY You can't write against a read only replica."))
+              readonly && cmd === "ZADD" && args[0] === "retry"
+                ? Promise.reject(
+                  new TransportError("readonly", "READONLY You can't write against a read only replica."),
+                )
                 : t.call(cmd, ...args);
           }
           const value = Reflect.get(t, prop, receiver);
@@ -180,10 +184,43 @@ for (const target of matrix()) {
       await createClient({ transport: redis }).push(Fails, []);
       worker = testWorker(failing, { jobs: [Fails], onError: (_e, ctx) => void errors.push(String(ctx.context)) });
       await worker.run();
-      await waitFor(() => errors.includes("writing retry"), "retry write failure");
+      await waitFor(() => errors.filter((e) => e === "writing retry").length >= 2, "retry write failing, retried");
       await worker.quiet();
-      assert.equal(await redis.call("LLEN", privateList(worker)), 1, "not acked");
+      assert.equal(await heldCount(redis, worker.identity), 1, "not acked, still held by its worker");
       assert.equal(await redis.call("ZCARD", "retry"), 0);
+      readonly = false;
+      await waitFor(async () => Number(await redis.call("ZCARD", "retry")) === 1, "the retry written after the outage");
+      await waitFor(async () => (await heldCount(redis, worker!.identity)) === 0, "then acknowledged");
+    });
+
+    it("buries a job whose outcome can never be written, with the reason, instead of holding it forever", async () => {
+      const broken: Transport = new Proxy(redis, {
+        get(t, prop, receiver) {
+          if (prop === "call") {
+            return (cmd: string, ...args: (string | number)[]) =>
+              cmd === "ZADD" && args[0] === "retry"
+                ? Promise.reject(new TransportError("wrongtype", "WRONGTYPE Operation against a key"))
+                : t.call(cmd, ...args);
+          }
+          const value = Reflect.get(t, prop, receiver);
+          return typeof value === "function" ? value.bind(t) : value;
+        },
+      });
+      const Fails = defineJob({
+        name: "Fails",
+        perform() {
+          throw new Error("x");
+        },
+      });
+      const jid = await createClient({ transport: redis }).push(Fails, []);
+      worker = testWorker(broken, { jobs: [Fails], onError: () => {} });
+      await worker.run();
+      await waitFor(async () => Number(await redis.call("ZCARD", "dead")) === 1, "buried");
+      const dead = JSON.parse(((await redis.call("ZRANGE", "dead", 0, -1)) as string[])[0]);
+      assert.equal(dead.jid, jid);
+      assert.equal(dead.error_class, "TransportError");
+      assert.match(dead.error_message, /Cannot record the job's outcome \(writing retry\): WRONGTYPE/);
+      await waitFor(async () => (await heldCount(redis, worker!.identity)) === 0, "acknowledged");
     });
 
     it("poller promotes due scheduled and retry jobs in batches, with enqueued_at and middleware", async () => {
@@ -228,7 +265,7 @@ for (const target of matrix()) {
       void client;
     });
 
-    it("poller prunes dead processes once a minute and recovers orphans, burying poison pills", async () => {
+    it("poller prunes dead processes once a minute and recovers orphans, counting only jobs that ran", async () => {
       const poisoned: string[] = [];
       const poller = new Poller({
         client: createClient({ transport: redis }),
@@ -236,35 +273,52 @@ for (const target of matrix()) {
         onPoison: (raw) => void poisoned.push(raw),
       });
       const ghost = "ghost:1:abcdefabcdef";
-      const list = k.inflight(ghost, "default");
-      const raw = JSON.stringify({ class: "X", args: [], queue: "default", jid: "orphan1" });
-      await redis.pipeline([["SADD", "processes", ghost], ["LPUSH", list, raw], [
-        "HSET",
-        "edgekiq:inflight",
-        list,
-        ghost,
-      ]]);
+      const job = (jid: string) => JSON.stringify({ class: "X", args: [], queue: "default", jid });
+      // Tokens 1-2 had started (running or finished, ack not yet sent); 3-4 were prefetched.
+      await redis.call("SADD", "processes", ghost);
+      await plantHeld(redis, { identity: ghost, jobs: ["p", "a", "b", "c"].map(job), started: 2 });
       const r1 = await poller.runOnce();
       assert.equal(r1.pruned, 1);
-      assert.equal(r1.recovered, 1);
-      assert.deepEqual(await redis.call("LRANGE", "queue:default", 0, -1), [raw]);
+      assert.equal(r1.recovered, 4);
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      // Back at the pop end in their order (p pops first); only the two that ran carry a count.
+      assert.deepEqual(queued.map((r) => JSON.parse(r).jid), ["c", "b", "a", "p"]);
+      assert.deepEqual(queued.map((r) => JSON.parse(r).edgekiq_recovered), [undefined, undefined, 1, 1]);
       assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0);
-      // Two more crashes with the same job: the third recovery buries it.
+      // "p" keeps killing its process, alone: the third death buries it, with why.
+      let raw = queued[3];
       for (let i = 0; i < 2; i++) {
-        await redis.pipeline([["RPOP", "queue:default"], ["LPUSH", list, raw], [
-          "HSET",
-          "edgekiq:inflight",
-          list,
-          ghost,
-        ]]);
+        await redis.call("LREM", "queue:default", 0, raw);
+        await plantHeld(redis, { identity: ghost, jobs: [raw], started: 1 });
         await poller.runOnce();
+        raw = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).find((r) =>
+          JSON.parse(r).jid === "p"
+        )!;
       }
-      assert.deepEqual(poisoned, [raw]);
-      assert.equal(await redis.call("LLEN", "queue:default"), 0);
-      assert.deepEqual(await redis.call("ZRANGE", "dead", 0, -1), [raw]);
+      assert.equal(raw, undefined, "no longer queued");
+      assert.equal(poisoned.length, 1);
+      const dead = JSON.parse(poisoned[0]);
+      assert.equal(dead.jid, "p");
+      assert.equal(dead.error_class, "Edgekiq::PoisonPill");
+      assert.match(dead.error_message, /running in 3 processes that died/);
+      assert.equal(typeof dead.failed_at, "number");
+      assert.deepEqual(await redis.call("ZRANGE", "dead", 0, -1), poisoned);
+      const left = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r).jid);
+      assert.deepEqual(left.sort(), ["a", "b", "c"], "neighbours stay queued");
     });
 
-    it("recovers an orphan while two of its own capsules share a queue (and so one private list)", async () => {
+    it("recovers an 0.1 private list (a rolling deploy) as well", async () => {
+      const ghost = "ghost:3:abcdefabcdef";
+      const list = k.legacyInflight(ghost, "default");
+      const raw = JSON.stringify({ class: "X", args: [], queue: "default", jid: "old" });
+      await redis.pipeline([["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+      const r = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
+      assert.equal(r.recovered, 1);
+      assert.equal(JSON.parse((await redis.call("RPOP", "queue:default")) as string).jid, "old");
+      assert.equal(await redis.call("EXISTS", list), 0);
+    });
+
+    it("recovers an orphan while two of its own capsules share a queue", async () => {
       const ran: string[] = [];
       const Rec = defineJob({
         name: "Rec",
@@ -273,9 +327,8 @@ for (const target of matrix()) {
         },
       });
       const ghost = "ghost:2:abcdefabcdef";
-      const list = k.inflight(ghost, "default");
       const raw = JSON.stringify({ class: "Rec", args: [], queue: "default", jid: "orphan2" });
-      await redis.pipeline([["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
+      const held = await plantHeld(redis, { identity: ghost, jobs: [raw] });
       worker = testWorker(redis, {
         jobs: [Rec],
         capsules: { a: { queues: ["default"], concurrency: 1 }, b: { queues: ["default"], concurrency: 1 } },
@@ -285,21 +338,16 @@ for (const target of matrix()) {
       });
       await worker.run();
       await waitFor(() => ran.includes("orphan2"), "the orphaned job to be recovered and run");
-      assert.equal(await redis.call("LLEN", list), 0);
+      assert.equal(await redis.call("EXISTS", held), 0);
     });
 
-    it("never recovers a live process's private list", async () => {
+    it("never recovers a live process's held jobs", async () => {
       const alive = "alive:1:abcdefabcdef";
-      const list = k.inflight(alive, "default");
-      await redis.pipeline([["HSET", alive, "info", "{}"], ["LPUSH", list, "{}"], [
-        "HSET",
-        "edgekiq:inflight",
-        list,
-        alive,
-      ]]);
+      await redis.call("HSET", alive, "info", "{}");
+      await plantHeld(redis, { identity: alive, jobs: ["{}"], started: 1 });
       const r = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
       assert.equal(r.recovered, 0);
-      assert.equal(await redis.call("LLEN", list), 1);
+      assert.equal(await heldCount(redis, alive), 1);
     });
   });
 }

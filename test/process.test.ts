@@ -3,15 +3,15 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineJob, keys, silentLogger } from "../mod.ts";
+import { createClient, defineJob, silentLogger } from "../mod.ts";
 import { ioredisTransport } from "../src/transport/ioredis.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { spawnFixture } from "./support/child.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
+import { heldCount } from "./support/held.ts";
 import { testRedis } from "./support/redis.ts";
 import { testWorker } from "./support/worker.ts";
 
-const k = keys();
 const SleepJob = defineJob({ name: "SleepJob", perform() {} });
 
 describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
@@ -37,7 +37,7 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     assert.match(child.output(), new RegExp(`performed ${jid}`));
     assert.match(child.output(), /worker exited/);
     assert.deepEqual(await redis.call("SMEMBERS", "processes"), []);
-    assert.equal(await redis.call("LLEN", k.inflight(identity, "default")), 0);
+    assert.equal(await heldCount(redis, identity), 0);
     assert.equal(await redis.call("LLEN", "queue:default"), 0);
   });
 
@@ -59,7 +59,7 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
     assert.ok(Date.now() - t0 < 5000, "second INT exits well before the 60 s timeout");
     const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
     assert.deepEqual(queued.map((r) => JSON.parse(r).jid), [jid], "the running job went back");
-    assert.equal(await redis.call("LLEN", k.inflight(identity, "default")), 0);
+    assert.equal(await heldCount(redis, identity), 0);
   });
 
   it("SIGKILL mid-job: a survivor recovers the job within the heartbeat TTL plus one poll", async () => {

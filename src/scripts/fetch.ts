@@ -1,88 +1,314 @@
 /**
  * The fetch script: acknowledge finished jobs and take the next batch, in one
  * round trip. This is why a busy worker costs well under one Redis command
- * per job.
+ * per job; the held-hash layout ({@link HELD_LUA}) is why it costs little
+ * Redis time.
  *
  * @module
  */
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
+import { BATCH_SPAN, HELD_LUA, heldTwin, SEPARATOR } from "./held.ts";
 
-/** What a fetch returned: the index (0-based) of the queue the jobs came from, and the raw jobs. */
+/** What a fetch returned. */
 export interface FetchResult {
-  /** Index into the queue keys passed, or -1 when nothing was taken. */
+  /**
+   * `false` when this process's entry has expired: other processes may have
+   * recovered what it held, so it must beat (re-register) before fetching.
+   * Acks were applied anyway; nothing was taken.
+   */
+  readonly alive: boolean;
+  /** Index (0-based, into the capsule's queues) of the queue the jobs came from, or -1. */
   readonly queueIndex: number;
-  /** Raw job strings, oldest first. */
+  /** Raw jobs, oldest first; job i is index i of the batch. */
   readonly jobs: string[];
+  /** Whether the held hashes had lost their registration (recovered by another process) and were registered again. */
+  readonly reregistered: boolean;
+  /** Whether the landing job named in the call was found and adopted into its held hash. */
+  readonly adopted: boolean;
 }
 
 /**
- * KEYS: queue lists q1..qn in fetch order, then (reliable fetch only) the
- * process's private lists p1..pn for the same queues.
- * ARGV: count to take, ack count a, then a pairs of (queue index 1..n, raw job).
+ * KEYS: the process hash, the held-key registry, `dead`, then for the
+ * capsule's n queues: queue lists q1..qn, held hashes h1..hn, landing lists
+ * l1..ln.
+ * ARGV: identity, ttl, count, batch id, startNow, started mark, landing queue
+ * index (0 = none), landing batch id, now (epoch seconds), the n queue names,
+ * then o and a fetch order of o queue indexes; r and r batch ids to release;
+ * d and d (queue index, batch id) pairs of batches done; p and p partial acks
+ * (queue index, batch id, batch size, k, k job indexes); m and m (queue
+ * index, batch id, job index, raw) acks of jobs that may have been requeued.
  *
- * Acks remove a job from its private list, searching from the oldest end
- * (LREM -1), where finished jobs usually are. If it is not there, hard shutdown
- * already put it back on its queue: remove that copy too, so a job finishing
- * in that window (seed 004's race) does not run twice.
+ * In order: adopt the landing job as a one-job batch; release batches whose
+ * request's reply was lost (their held jobs go back to the queue, and a
+ * tombstone makes a late run of that request take nothing); acks; refresh
+ * the process entry's TTL (a missing entry means this process was presumed
+ * dead: reply -2 and take nothing); re-register the held hashes if another
+ * process recovered them; record the started mark; take up to `count` jobs
+ * from the first non-empty queue in the fetch order as one batch.
+ *
+ * An ack of a job that is no longer held because it was put back (hard
+ * shutdown, or recovery while this process stalled) takes the requeued copy
+ * back if it is within the first 1,000 jobs at the queue's pop end, so a job
+ * finishing in that window does not run twice. The scan is bounded: no
+ * script here walks a whole queue.
+ *
+ * Reply: [-2] presumed dead, [-3] request released, else [queue index
+ * (1-based, 0 if none), reregistered, adopted, job count, NUL-joined jobs].
  */
 export const FETCH = defineScript<FetchResult>({
   name: "fetch",
-  keys: ["queue:<q1>..queue:<qn>", "private list of q1..qn (reliable only)"],
-  argv: ["count", "ackCount", "...(queueIndex, rawJob) pairs"],
-  lua: `
-local count = tonumber(ARGV[1])
-local acks = tonumber(ARGV[2])
-local reliable = tonumber(ARGV[3 + acks * 2]) == 1
-local n = #KEYS
-if reliable then n = n / 2 end
-for i = 1, acks do
-  local qi = tonumber(ARGV[1 + i * 2])
-  local raw = ARGV[2 + i * 2]
-  if redis.call("LREM", KEYS[n + qi], -1, raw) == 0 then
-    redis.call("LREM", KEYS[qi], -1, raw)
+  keys: ["<identity>", "edgekiq:inflight", "dead", "queue:<q1>..<qn>", "held h1..hn", "landing l1..ln"],
+  argv: [
+    "identity",
+    "ttl",
+    "count",
+    "batch",
+    "startNow",
+    "startedMark",
+    "landingQueue",
+    "landingBatch",
+    "now",
+    "...queue names",
+    "o",
+    "...order",
+    "r",
+    "...batches to release",
+    "d",
+    "...(queue, batch)",
+    "p",
+    "...(queue, batch, size, k, ...indexes)",
+    "m",
+    "...(queue, batch, index, raw)",
+  ],
+  lua: HELD_LUA + `
+local n = (#KEYS - 3) / 3
+local function q(i) return KEYS[3 + i] end
+local function h(i) return KEYS[3 + n + i] end
+local count = math.min(tonumber(ARGV[3]), SPAN)
+local batch = ARGV[4]
+local now = ARGV[9]
+local adopted = 0
+local lq = tonumber(ARGV[7])
+if lq > 0 then
+  local raw = redis.call("RPOP", KEYS[3 + 2 * n + lq])
+  if raw then
+    if string.find(raw, "\\0", 1, true) then
+      buryNul(KEYS[3], ARGV[9 + lq], raw, "nul-" .. ARGV[8], now)
+    else
+      redis.call("HSET", h(lq), ARGV[8], raw)
+    end
+    adopted = 1
   end
 end
-if count > 0 then
+local a = 10 + n
+local order = {}
+for i = 1, tonumber(ARGV[a]) do order[i] = tonumber(ARGV[a + i]) end
+a = a + #order + 1
+for _ = 1, tonumber(ARGV[a]) do
+  a = a + 1
+  local b = ARGV[a]
   for i = 1, n do
-    local jobs = redis.call("RPOP", KEYS[i], count)
+    local back = {}
+    for _, job in ipairs(pending(h(i), b)) do back[#back + 1] = job[2] end
+    pushBack(q(i), back)
+    redis.call("HDEL", h(i), b, "#a:" .. b)
+  end
+  redis.call("HSET", h(1), "#x:" .. b, 1)
+end
+a = a + 1
+for _ = 1, tonumber(ARGV[a]) do
+  redis.call("HDEL", h(tonumber(ARGV[a + 1])), ARGV[a + 2], "#a:" .. ARGV[a + 2])
+  a = a + 2
+end
+a = a + 1
+for _ = 1, tonumber(ARGV[a]) do
+  local qi, b, size, k = tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local indexes = {}
+  for j = 1, k do indexes[j] = tonumber(ARGV[a + 4 + j]) end
+  mark(h(qi), b, indexes, 49, size)
+  a = a + 4 + k
+end
+a = a + 1
+for _ = 1, tonumber(ARGV[a]) do
+  local qi, b, i, raw = tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
+  local state = redis.call("HGET", h(qi), "#a:" .. b)
+  local held = redis.call("HEXISTS", h(qi), b) == 1
+  local c = state and string.byte(state, i + 1) or 48
+  if held and c == 48 then
+    mark(h(qi), b, {i}, 49)
+  elseif (not held or c == 50) and redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) then
+    redis.call("LREM", q(qi), -1, raw)
+  end
+  a = a + 4
+end
+if redis.call("EXPIRE", KEYS[1], ARGV[2]) == 0 then return {-2} end
+local reregistered = 0
+if redis.call("HEXISTS", KEYS[2], h(1)) == 0 then
+  reregistered = 1
+  for i = 1, n do redis.call("HSET", KEYS[2], h(i), ARGV[1]) end
+end
+local started = tonumber(ARGV[6])
+local startNow = tonumber(ARGV[5])
+if count > 0 and startNow > 0 then started = math.max(started, tonumber(batch) * SPAN + startNow - 1) end
+if started > 0 then
+  for i = 1, n do redis.call("HSET", h(i), "#started", started) end
+end
+if count > 0 then
+  if redis.call("HEXISTS", h(1), "#x:" .. batch) == 1 then return {-3} end
+  for _, i in ipairs(order) do
+    local jobs = redis.call("RPOP", q(i), count)
     if jobs then
-      if reliable then
-        for j = 1, #jobs, 1000 do
-          redis.call("LPUSH", KEYS[n + i], unpack(jobs, j, math.min(j + 999, #jobs)))
+      local kept = jobs
+      for j = 1, #jobs do
+        if string.find(jobs[j], "\\0", 1, true) then
+          kept = {}
+          for k = 1, #jobs do
+            if string.find(jobs[k], "\\0", 1, true) then
+              buryNul(KEYS[3], ARGV[9 + i], jobs[k], "nul-" .. batch .. "-" .. k, now)
+            else
+              kept[#kept + 1] = jobs[k]
+            end
+          end
+          break
         end
       end
-      table.insert(jobs, 1, i - 1)
-      return jobs
+      if #kept == 0 then return {i, reregistered, adopted, 0, ""} end
+      local blob = table.concat(kept, "\\0")
+      redis.call("HSET", h(i), batch, blob)
+      return {i, reregistered, adopted, #kept, blob}
     end
   end
 end
-return {}
+return {0, reregistered, adopted, 0, ""}
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    const count = Number(argv[0]);
-    const acks = Number(argv[1]);
-    const reliable = Number(argv[2 + acks * 2]) === 1;
-    const n = reliable ? keys.length / 2 : keys.length;
-    for (let i = 1; i <= acks; i++) {
-      const qi = Number(argv[i * 2]) - 1;
-      const raw = argv[i * 2 + 1];
-      if (redis.call("LREM", keys[n + qi], -1, raw) === 0) redis.call("LREM", keys[qi], -1, raw);
-    }
-    if (count > 0) {
-      for (let i = 0; i < n; i++) {
-        const jobs = redis.call("RPOP", keys[i], count) as string[] | null;
-        if (jobs && jobs.length) {
-          if (reliable) redis.call("LPUSH", keys[n + i], ...jobs);
-          return [i, ...jobs];
-        }
+    const n = (keys.length - 3) / 3;
+    const q = (i: number) => keys[2 + i];
+    const h = (i: number) => keys[2 + n + i];
+    const count = Math.min(Number(argv[2]), BATCH_SPAN);
+    const batch = argv[3];
+    const now = argv[8];
+    let adopted = 0;
+    const lq = Number(argv[6]);
+    if (lq > 0) {
+      const raw = redis.call("RPOP", keys[2 + 2 * n + lq]) as string | null;
+      if (raw !== null) {
+        if (raw.includes(SEPARATOR)) heldTwin.buryNul(redis, keys[2], argv[8 + lq], raw, `nul-${argv[7]}`, now);
+        else redis.call("HSET", h(lq), argv[7], raw);
+        adopted = 1;
       }
     }
-    return [];
+    let a = 9 + n;
+    const order = argv.slice(a + 1, a + 1 + Number(argv[a])).map(Number);
+    a += order.length + 1;
+    for (let r = Number(argv[a]); r > 0; r--) {
+      const b = argv[++a];
+      for (let i = 1; i <= n; i++) {
+        heldTwin.pushBack(redis, q(i), heldTwin.pending(redis, h(i), b).jobs.map(([, raw]) => raw));
+        redis.call("HDEL", h(i), b, `#a:${b}`);
+      }
+      redis.call("HSET", h(1), `#x:${b}`, 1);
+    }
+    a++;
+    for (let d = Number(argv[a]); d > 0; d--) {
+      redis.call("HDEL", h(Number(argv[a + 1])), argv[a + 2], `#a:${argv[a + 2]}`);
+      a += 2;
+    }
+    a++;
+    for (let p = Number(argv[a]); p > 0; p--) {
+      const qi = Number(argv[a + 1]), b = argv[a + 2], size = Number(argv[a + 3]), k = Number(argv[a + 4]);
+      heldTwin.mark(redis, h(qi), b, argv.slice(a + 5, a + 5 + k).map(Number), "1", size);
+      a += 4 + k;
+    }
+    a++;
+    for (let m = Number(argv[a]); m > 0; m--) {
+      const qi = Number(argv[a + 1]), b = argv[a + 2], i = Number(argv[a + 3]), raw = argv[a + 4];
+      const state = redis.call("HGET", h(qi), `#a:${b}`) as string | null;
+      const held = redis.call("HEXISTS", h(qi), b) === 1;
+      const c = state?.[i] ?? "0";
+      if (held && c === "0") heldTwin.mark(redis, h(qi), b, [i], "1");
+      else if ((!held || c === "2") && redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) !== null) {
+        redis.call("LREM", q(qi), -1, raw);
+      }
+      a += 4;
+    }
+    if (redis.call("EXPIRE", keys[0], argv[1]) === 0) return [-2];
+    let reregistered = 0;
+    if (redis.call("HEXISTS", keys[1], h(1)) === 0) {
+      reregistered = 1;
+      for (let i = 1; i <= n; i++) redis.call("HSET", keys[1], h(i), argv[0]);
+    }
+    let started = Number(argv[5]);
+    const startNow = Number(argv[4]);
+    if (count > 0 && startNow > 0) started = Math.max(started, Number(batch) * BATCH_SPAN + startNow - 1);
+    if (started > 0) { for (let i = 1; i <= n; i++) redis.call("HSET", h(i), "#started", started); }
+    if (count > 0) {
+      if (redis.call("HEXISTS", h(1), `#x:${batch}`) === 1) return [-3];
+      for (const i of order) {
+        const jobs = redis.call("RPOP", q(i), count) as string[] | null;
+        if (!jobs || jobs.length === 0) continue;
+        const kept = jobs.filter((raw, k) => {
+          if (!raw.includes(SEPARATOR)) return true;
+          heldTwin.buryNul(redis, keys[2], argv[8 + i], raw, `nul-${batch}-${k + 1}`, now);
+          return false;
+        });
+        if (kept.length === 0) return [i, reregistered, adopted, 0, ""];
+        const blob = kept.join(SEPARATOR);
+        redis.call("HSET", h(i), batch, blob);
+        return [i, reregistered, adopted, kept.length, blob];
+      }
+    }
+    return [0, reregistered, adopted, 0, ""];
   },
   decode(reply: RedisReply): FetchResult {
     const arr = reply as (string | number)[];
-    if (!arr || arr.length === 0) return { queueIndex: -1, jobs: [] };
-    return { queueIndex: Number(arr[0]), jobs: arr.slice(1) as string[] };
+    const head = Number(arr[0]);
+    if (head < 0) {
+      // -3: a request released after its reply was lost ran late: it took nothing.
+      return { alive: head !== -2, queueIndex: -1, jobs: [], reregistered: false, adopted: false };
+    }
+    const count = Number(arr[3]);
+    return {
+      alive: true,
+      queueIndex: head - 1,
+      jobs: count > 0 ? String(arr[4]).split(SEPARATOR) : [],
+      reregistered: Number(arr[1]) === 1,
+      adopted: Number(arr[2]) === 1,
+    };
+  },
+});
+
+/**
+ * Basic fetch (Sidekiq OSS): pop up to `count` jobs from the first non-empty
+ * queue in the order given. A crash mid-job loses the job.
+ *
+ * KEYS: queue lists in fetch order. ARGV: count.
+ * Reply: [queue index (1-based, 0 if none), ...jobs].
+ */
+export const POP = defineScript<{ queueIndex: number; jobs: string[] }>({
+  name: "pop",
+  keys: ["queue:<q1>..<qn> in fetch order"],
+  argv: ["count"],
+  lua: `
+for i = 1, #KEYS do
+  local jobs = redis.call("RPOP", KEYS[i], ARGV[1])
+  if jobs then
+    table.insert(jobs, 1, i)
+    return jobs
+  end
+end
+return {0}
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    for (let i = 0; i < keys.length; i++) {
+      const jobs = redis.call("RPOP", keys[i], argv[0]) as string[] | null;
+      if (jobs && jobs.length) return [i + 1, ...jobs];
+    }
+    return [0];
+  },
+  decode(reply: RedisReply): { queueIndex: number; jobs: string[] } {
+    const arr = reply as (string | number)[];
+    return { queueIndex: Number(arr[0]) - 1, jobs: arr.slice(1) as string[] };
   },
 });

@@ -9,15 +9,31 @@
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
 
+/** What a beat learned. */
+export interface BeatResult {
+  /** A remote signal (`TSTP`, `TERM`, `TTIN`) that was waiting, if any. */
+  readonly signal: string | null;
+  /**
+   * Whether the process hash still existed. False after a stall longer than
+   * its TTL (or on the first beat): other processes may have recovered
+   * what this one held.
+   */
+  readonly existed: boolean;
+}
+
 /**
  * KEYS: `processes`, `<identity>`, `<identity>:work`, `<identity>:workers`,
  * `<identity>-signals`, `stat:processed`, `stat:failed`, and the two daily keys.
- * ARGV: identity, ttl, stats ttl, processed, failed, clear work (1/0),
- * n = count of process-hash field/value items, those n items, then the work
- * hash's field/value items.
- * Returns the remote signal popped, or nil.
+ * ARGV: identity, ttl, stats ttl, processed, failed, flush id, clear work
+ * (1/0), n = count of process-hash field/value items, those n items, then the
+ * work hash's field/value items.
+ *
+ * The counts are added only if the process hash does not already record
+ * this flush id: a beat whose reply was lost is sent again with the same id
+ * and counts, and must not count twice.
+ * Reply: [remote signal popped or nil, 1 if the process hash existed].
  */
-export const HEARTBEAT = defineScript<string | null>({
+export const HEARTBEAT = defineScript<BeatResult>({
   name: "heartbeat",
   keys: [
     "processes",
@@ -36,51 +52,65 @@ export const HEARTBEAT = defineScript<string | null>({
     "statsTtl",
     "processed",
     "failed",
+    "flushId",
     "clearWork",
     "n",
     "...process hash items",
     "...work hash items",
   ],
   lua: `
+local existed = redis.call("EXISTS", KEYS[2])
+local fresh = ARGV[6] ~= "" and redis.call("HGET", KEYS[2], "flush") ~= ARGV[6]
 redis.call("SADD", KEYS[1], ARGV[1])
-local n = tonumber(ARGV[7])
-redis.call("HSET", KEYS[2], unpack(ARGV, 8, 7 + n))
+local n = tonumber(ARGV[8])
+redis.call("HSET", KEYS[2], unpack(ARGV, 9, 8 + n))
+if fresh then redis.call("HSET", KEYS[2], "flush", ARGV[6]) end
 redis.call("EXPIRE", KEYS[2], ARGV[2])
-if ARGV[6] == "1" then redis.call("UNLINK", KEYS[3], KEYS[4]) end
-if #ARGV > 7 + n then
+if ARGV[7] == "1" then redis.call("UNLINK", KEYS[3], KEYS[4]) end
+if #ARGV > 8 + n then
   for k = 3, 4 do
-    redis.call("HSET", KEYS[k], unpack(ARGV, 8 + n, #ARGV))
+    redis.call("HSET", KEYS[k], unpack(ARGV, 9 + n, #ARGV))
     redis.call("EXPIRE", KEYS[k], ARGV[2])
   end
 end
-for i, count in ipairs({tonumber(ARGV[4]), tonumber(ARGV[5])}) do
-  if count > 0 then
-    redis.call("INCRBY", KEYS[5 + i], count)
-    redis.call("INCRBY", KEYS[7 + i], count)
-    redis.call("EXPIRE", KEYS[7 + i], ARGV[3])
+if fresh then
+  for i, count in ipairs({tonumber(ARGV[4]), tonumber(ARGV[5])}) do
+    if count > 0 then
+      redis.call("INCRBY", KEYS[5 + i], count)
+      redis.call("INCRBY", KEYS[7 + i], count)
+      redis.call("EXPIRE", KEYS[7 + i], ARGV[3])
+    end
   end
 end
-return redis.call("RPOP", KEYS[5])
+return {redis.call("RPOP", KEYS[5]), existed}
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const existed = redis.call("EXISTS", keys[1]);
+    const fresh = argv[5] !== "" && redis.call("HGET", keys[1], "flush") !== argv[5];
     redis.call("SADD", keys[0], argv[0]);
-    const n = Number(argv[6]);
-    redis.call("HSET", keys[1], ...argv.slice(7, 7 + n));
+    const n = Number(argv[7]);
+    redis.call("HSET", keys[1], ...argv.slice(8, 8 + n));
+    if (fresh) redis.call("HSET", keys[1], "flush", argv[5]);
     redis.call("EXPIRE", keys[1], argv[1]);
-    if (argv[5] === "1") redis.call("UNLINK", keys[2], keys[3]);
-    if (argv.length > 7 + n) {
+    if (argv[6] === "1") redis.call("UNLINK", keys[2], keys[3]);
+    if (argv.length > 8 + n) {
       for (const k of [keys[2], keys[3]]) {
-        redis.call("HSET", k, ...argv.slice(7 + n));
+        redis.call("HSET", k, ...argv.slice(8 + n));
         redis.call("EXPIRE", k, argv[1]);
       }
     }
-    [Number(argv[3]), Number(argv[4])].forEach((count, i) => {
-      if (count <= 0) return;
-      redis.call("INCRBY", keys[5 + i], count);
-      redis.call("INCRBY", keys[7 + i], count);
-      redis.call("EXPIRE", keys[7 + i], argv[2]);
-    });
-    return redis.call("RPOP", keys[4]);
+    if (fresh) {
+      [Number(argv[3]), Number(argv[4])].forEach((count, i) => {
+        if (count <= 0) return;
+        redis.call("INCRBY", keys[5 + i], count);
+        redis.call("INCRBY", keys[7 + i], count);
+        redis.call("EXPIRE", keys[7 + i], argv[2]);
+      });
+    }
+    return [redis.call("RPOP", keys[4]), existed];
   },
-  decode: (reply) => (typeof reply === "string" ? reply : null),
+  decode(reply: RedisReply): BeatResult {
+    const [signal, existed] = reply as [RedisReply, RedisReply];
+    return { signal: typeof signal === "string" ? signal : null, existed: Number(existed) === 1 };
+  },
 });

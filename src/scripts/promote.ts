@@ -11,22 +11,66 @@ import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
 
 /**
+ * Lua: whether a string is valid UTF-8. Redis strings are bytes; a
+ * JavaScript string is not, so an entry another producer wrote with invalid
+ * bytes reads back changed and a `ZREM` of what was read never matches it.
+ * Such entries are found here, by their real bytes, and buried.
+ */
+const UTF8_LUA = `
+local function validUtf8(s)
+  if not string.find(s, "[\\128-\\255]") then return true end
+  local i, n = 1, #s
+  while i <= n do
+    local c = string.byte(s, i)
+    if c < 128 then
+      i = i + 1
+    else
+      local len = (c >= 194 and c <= 223) and 2 or (c >= 224 and c <= 239) and 3 or (c >= 240 and c <= 244) and 4 or 0
+      if len == 0 or i + len - 1 > n then return false end
+      for j = i + 1, i + len - 1 do
+        local d = string.byte(s, j)
+        if d < 128 or d > 191 then return false end
+      end
+      local d = string.byte(s, i + 1)
+      if (c == 224 and d < 160) or (c == 237 and d > 159) or (c == 240 and d < 144) or (c == 244 and d > 143) then
+        return false
+      end
+      i = i + len
+    end
+  end
+  return true
+end
+`;
+
+/**
  * KEYS: the sorted set, `queues`, `dead`, then queue lists k1..km.
- * ARGV: m, queue names for k1..km, now (epoch seconds), then triples of
- * (raw entry, new payload, target) where target is a queue index 1..m, 0
- * for the dead set (an entry that cannot be read), or -1 to drop it (client
- * middleware stopped the push).
+ * ARGV: m, queue names for k1..km, now (epoch seconds), bury-invalid limit
+ * (0 = skip), then triples of (raw entry, new payload, target) where target
+ * is a queue index 1..m, 0 for the dead set (an entry that cannot be read),
+ * or -1 to drop it (client middleware stopped the push).
+ * With a bury-invalid limit, due entries (up to that many) whose bytes are
+ * not valid UTF-8 move to the dead set as they are.
  * Returns how many entries moved.
  */
 export const PROMOTE = defineScript<number>({
   name: "promote",
   keys: ["schedule|retry", "queues", "dead", "...queue:<name> lists"],
-  argv: ["m", "...queue names", "now", "...(raw, payload, target) triples"],
-  lua: `
+  argv: ["m", "...queue names", "now", "buryInvalid", "...(raw, payload, target) triples"],
+  lua: UTF8_LUA + `
 local m = tonumber(ARGV[1])
 local now = ARGV[m + 2]
 local moved = 0
-for i = m + 3, #ARGV, 3 do
+local limit = tonumber(ARGV[m + 3])
+if limit > 0 then
+  for _, raw in ipairs(redis.call("ZRANGE", KEYS[1], "-inf", now, "BYSCORE", "LIMIT", 0, limit)) do
+    if not validUtf8(raw) then
+      redis.call("ZREM", KEYS[1], raw)
+      redis.call("ZADD", KEYS[3], now, raw)
+      moved = moved + 1
+    end
+  end
+end
+for i = m + 4, #ARGV, 3 do
   if redis.call("ZREM", KEYS[1], ARGV[i]) == 1 then
     local target = tonumber(ARGV[i + 2])
     if target == 0 then
@@ -43,8 +87,9 @@ return moved
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const m = Number(argv[0]);
     const now = argv[m + 1];
+    // The memory transport holds JavaScript strings: nothing in it can be invalid UTF-8.
     let moved = 0;
-    for (let i = m + 2; i < argv.length; i += 3) {
+    for (let i = m + 3; i < argv.length; i += 3) {
       if (redis.call("ZREM", keys[0], argv[i]) !== 1) continue;
       const target = Number(argv[i + 2]);
       if (target === 0) redis.call("ZADD", keys[2], now, argv[i + 1]);

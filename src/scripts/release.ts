@@ -1,34 +1,47 @@
 /**
- * The release script: at a clean stop, give back whatever is still in this
- * process's private list (a job whose outcome could not be written, say)
- * and drop the list's registration, in one atomic step. Without it an
- * unregistered list would be recovered by no one.
+ * The release script: at a clean stop, give back whatever a held hash still
+ * holds (a job whose outcome could not be written, say) and what its landing
+ * list holds, and drop the hash's registration, in one atomic step. Without
+ * it an unregistered hash would be recovered by no one.
  *
  * @module
  */
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
+import { HELD_LUA, heldTwin } from "./held.ts";
 
 /**
- * KEYS: the private list, its queue list, the private-list registry hash.
- * ARGV: the private list's registry field.
+ * KEYS: the held hash, its landing list, its queue list, the registry.
+ * ARGV: none.
  * Returns how many jobs went back.
  */
 export const RELEASE = defineScript<number>({
   name: "release",
-  keys: ["private list", "queue:<q>", "edgekiq:inflight"],
-  argv: ["registryField"],
-  lua: `
-local n = 0
-while redis.call("LMOVE", KEYS[1], KEYS[2], "RIGHT", "RIGHT") do n = n + 1 end
-redis.call("HDEL", KEYS[3], ARGV[1])
-return n
+  keys: ["held", "landing", "queue:<q>", "edgekiq:inflight"],
+  argv: [],
+  lua: HELD_LUA + `
+local back = {}
+for _, b in ipairs(batches(KEYS[1])) do
+  for _, job in ipairs(pending(KEYS[1], b)) do back[#back + 1] = job[2] end
+end
+local landed = redis.call("LRANGE", KEYS[2], 0, -1)
+for i = #landed, 1, -1 do back[#back + 1] = landed[i] end
+pushBack(KEYS[3], back)
+redis.call("DEL", KEYS[1], KEYS[2])
+redis.call("HDEL", KEYS[4], KEYS[1])
+return #back
 `,
-  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    let n = 0;
-    while (redis.call("LMOVE", keys[0], keys[1], "RIGHT", "RIGHT") !== null) n++;
-    redis.call("HDEL", keys[2], argv[0]);
-    return n;
+  twin(redis: ScriptRedis, keys: string[]): RedisReply {
+    const back: string[] = [];
+    for (const b of heldTwin.batches(redis, keys[0])) {
+      for (const [, raw] of heldTwin.pending(redis, keys[0], b).jobs) back.push(raw);
+    }
+    const landed = redis.call("LRANGE", keys[1], 0, -1) as string[];
+    for (let i = landed.length - 1; i >= 0; i--) back.push(landed[i]);
+    heldTwin.pushBack(redis, keys[2], back);
+    redis.call("DEL", keys[0], keys[1]);
+    redis.call("HDEL", keys[3], keys[0]);
+    return back.length;
   },
   decode: (reply) => Number(reply),
 });

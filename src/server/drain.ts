@@ -15,16 +15,12 @@ import type { JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { Capsule } from "./capsule.ts";
+import { assemble } from "./assembly.ts";
 import { wholeNumber } from "./checks.ts";
-import { processorDeps } from "./processor.ts";
 import { logErrors, processIdentity } from "./identity.ts";
-import { Fetcher } from "./fetch.ts";
 import type { ServerMiddleware } from "./middleware.ts";
-import { PREFETCH_CEILING } from "./prefetch.ts";
-import { parseQueues } from "./queues.ts";
 import type { DeathHandler } from "./retry.ts";
-import { Stats } from "./stats.ts";
+import { JobCounters } from "./stats.ts";
 
 /** Options for {@link drain}. */
 export interface DrainOptions {
@@ -91,18 +87,45 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const onError = options.onError ?? logErrors(logger);
   const k = makeKeys(options.prefix);
   const timeFormat = options.timeFormat ?? "seconds";
-  const queues = parseQueues(options.queues ?? ["default"]);
   const identity = processIdentity(runtime);
   const commandsBefore = transport.counters.commands;
-  const stats = new Stats();
+  const stats = new JobCounters();
   const ttl = Math.ceil(options.budgetMs / 1000) + 60;
+  const queueSpecs = options.queues ?? ["default"];
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  const [manager] = assemble({
+    ...options,
+    // A drain logs no per-job lines unless asked: cron output is read rarely.
+    jobLogging: options.jobLogging ?? false,
+    transport,
+    keys: k,
+    identity,
+    timeFormat,
+    logger,
+    stats,
+    onError,
+    capsules: { drain: { queues: queueSpecs, concurrency } },
+    reliable: true,
+    idle: "drain",
+    blockSeconds: 1,
+    pollMaxMs: 0,
+    ttl,
+    prefetch: "from-zero",
+    onEmpty: () => end(),
+    // Stalled past its own TTL: other pollers may have taken what it held. Stop here.
+    onDead: () => {
+      end();
+      return Promise.resolve();
+    },
+  });
   const info = JSON.stringify({
     hostname: runtime.hostname(),
     started_at: started / 1000,
     pid: runtime.pid,
     tag: "drain",
     concurrency,
-    queues: queues.names,
+    queues: manager.fetcher.queues,
     labels: ["serverless"],
     identity,
     version: VERSION,
@@ -114,49 +137,26 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
     ["HSET", k.process(identity), "info", info, "busy", 0, "beat", String(started / 1000), "quiet", "false"],
     ["EXPIRE", k.process(identity), ttl],
   ], { atomic: true });
-
-  const fetcher = new Fetcher({ transport, keys: k, identity, queues, reliable: true, blockSeconds: 0 });
-  let resolveEmpty!: () => void;
-  const empty = new Promise<"empty">((resolve) => (resolveEmpty = () => resolve("empty")));
-  const capsule = new Capsule({
-    name: "drain",
-    concurrency,
-    // Nothing held until jobs are timed; jobs that finish within a round trip
-    // (a billed HTTP request on Upstash) grow it, and a budget that runs out
-    // gives back whatever is held.
-    prefetch: 0,
-    prefetchMax: PREFETCH_CEILING,
-    fetcher,
-    // A drain logs no per-job lines unless asked: cron output is read rarely.
-    deps: processorDeps({ transport, keys: k, timeFormat, logger, stats, onError }, {
-      ...options,
-      jobLogging: options.jobLogging ?? false,
-    }),
-    logger,
-    pollMaxMs: 0,
-    onEmpty: resolveEmpty,
-    onError,
-  });
-  await fetcher.register();
-  capsule.start();
+  await manager.fetcher.register();
+  manager.start();
   const reserve = options.reserveMs ?? Math.min(5000, options.budgetMs / 4);
   const fetchFor = Math.max(0, options.budgetMs - reserve - (Date.now() - started));
   let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([empty, new Promise((resolve) => (timer = setTimeout(resolve, fetchFor)))]);
+  await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, fetchFor)))]);
   clearTimeout(timer);
   const remainingBudget = Math.max(0, options.budgetMs - (Date.now() - started));
   // Running jobs get what is left of the budget; then they are put back.
-  const requeued = await capsule.stop(remainingBudget, 0);
+  const requeued = await manager.stop(remainingBudget, 0);
   const { processed, failed } = stats;
-  await fetcher.unregister().catch((error) => onError(error, { context: "unregister" }));
+  await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
   const drained = stats.drain(k);
   const lengths = await transport.pipeline([
     ...drained.commands,
     ["SREM", k.processes, identity],
     ["UNLINK", k.process(identity)],
-    ...queues.names.map((q) => ["LLEN", k.queue(q)] as const),
+    ...manager.fetcher.queues.map((q) => ["LLEN", k.queue(q)] as const),
   ]);
-  const remaining = lengths.slice(-queues.names.length).reduce<number>((n, v) => n + Number(v), 0);
+  const remaining = lengths.slice(-manager.fetcher.queues.length).reduce<number>((n, v) => n + Number(v), 0);
   const commands = transport.counters.commands - commandsBefore;
   return {
     processed,

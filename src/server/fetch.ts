@@ -1,68 +1,141 @@
 /**
- * The fetcher a capsule's processors share. It never holds a job it has not
- * handed out, and it batches: one round trip acknowledges every finished job
- * and takes the next batch.
+ * The fetcher: the Redis side of one capsule's fetching. It takes batches,
+ * blocks when asked, acknowledges, requeues and releases; it keeps no job
+ * itself (the {@link Feeder} holds and hands them out).
  *
- * - Reliable fetch (default): jobs move atomically into a private list per
- *   process and queue, and leave it only when acknowledged, so a crash loses
- *   nothing; survivors recover the lists of dead processes.
+ * - Reliable fetch (default): a job moves atomically from its queue into this
+ *   capsule's held hash under a short token, and leaves it only when
+ *   acknowledged, so a crash loses nothing; survivors recover the hashes of
+ *   dead processes.
  * - Basic fetch (Sidekiq OSS): jobs are popped; a crash mid-job loses it.
  *
- * When the queues are empty a TCP transport blocks once (BLMOVE / BRPOP); an
- * HTTP transport returns nothing and the capsule backs off.
+ * Faults: transports never resend a fetch whose reply was lost. The fetcher
+ * remembers the tokens such a request may have taken and releases them with
+ * its next call: whatever it took goes back to the queue, and a late run of
+ * the lost request takes nothing. Acks are idempotent (`HDEL`) and are sent
+ * again after a failure.
  *
  * @module
  */
 import type { Keys } from "../keys.ts";
-import { FETCH } from "../scripts/fetch.ts";
+import { FETCH, POP } from "../scripts/fetch.ts";
+import { BATCH_SPAN } from "../scripts/held.ts";
+import { recoveredCount } from "../scripts/recover.ts";
 import { RELEASE } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
-import type { RedisArg, Transport } from "../transport/transport.ts";
+import type { Command, RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 import type { QueueList } from "./queues.ts";
 
-/** A job handed to a processor: its queue and raw payload. */
+/** A job handed to a processor. */
 export interface UnitOfWork {
   readonly queue: string;
   readonly raw: string;
+  /** Its token in the held hash, `batch * 1000 + index` (reliable fetch); 0 with basic fetch. */
+  readonly token: number;
+  /** It was running in a process that died: suspects run one at a time. */
+  readonly suspect: boolean;
 }
+
+/** What the fetcher knows of one held batch: its size and what finished since it was last told to Redis. */
+interface Batch {
+  readonly qi: number;
+  readonly id: number;
+  readonly size: number;
+  /** Jobs finished or put back. */
+  settled: number;
+  /** Indexes acknowledged since the last call. */
+  fresh: number[];
+  /** When the oldest unsent ack of a batch not yet done was recorded (ms). */
+  since: number;
+}
+
+/**
+ * How long a batch that is only partly done keeps its acks in memory before
+ * they are written (ms). A batch of quick jobs is done well within it, and
+ * then costs Redis a single `HDEL`; rewriting its state after every round
+ * trip cost more Redis time than fetching it. A batch held up by a slow job
+ * has its finished jobs recorded after this long, so a crash reruns at most
+ * this much finished work (which the batching of acks implies anyway).
+ */
+const PARTIAL_ACK_DELAY_MS = 1000;
 
 /** Options for {@link Fetcher}. */
 export interface FetcherOptions {
   transport: Transport;
   keys: Keys;
-  /** The owning process's identity (names the private lists). */
+  /** The owning process's identity (names the held hashes). */
   identity: string;
+  /** The capsule's name (names the held hashes). */
+  capsule: string;
   queues: QueueList;
   /** Reliable (default) or basic fetch. */
   reliable: boolean;
-  /** Seconds a blocking pop waits when idle (TCP only); Sidekiq's 2. */
+  /** Seconds a blocking fetch waits when idle (TCP only); Sidekiq's 2. */
   blockSeconds: number;
+  /** Seconds the process entry lives: every fetch renews it (a fetching process is alive). */
+  ttl: number;
 }
+
+/** What one {@link Fetcher.take} got. */
+export interface Take {
+  readonly units: UnitOfWork[];
+  /** False when this process's entry had expired: beat before fetching again. */
+  readonly alive: boolean;
+  /**
+   * The held hashes had been recovered by another process (this one stalled
+   * past its TTL) and were registered again: jobs held from before may be
+   * back on their queues.
+   */
+  readonly reregistered: boolean;
+}
+
+const NOTHING: Take = { units: [], alive: true, reregistered: false };
 
 /**
  * Fetches and acknowledges jobs for one capsule.
  *
  * @example
  * ```ts
- * const fetcher = new Fetcher({ transport, keys: keys(), identity, queues: parseQueues(["default"]), reliable: true, blockSeconds: 2 });
- * const units = await fetcher.take(10, true);
+ * const fetcher = new Fetcher({ transport, keys: keys(), identity, capsule: "default",
+ *   queues: parseQueues(["default"]), reliable: true, blockSeconds: 2, ttl: 60 });
+ * const { units } = await fetcher.take(10, 10);
  * fetcher.ack(units[0]);
  * await fetcher.flush();
  * ```
  */
 export class Fetcher {
   #o: FetcherOptions;
-  #acks = new Map<string, string[]>();
-  #ackCount = 0;
+  #names: readonly string[];
+  #index = new Map<string, number>();
+  #queueKeys: string[];
+  #heldKeys: string[];
+  #scriptKeys: string[];
+  /** The next batch id; job i of batch b has token `b * 1000 + i`. */
+  #next = 1;
+  #batches = new Map<number, Batch>();
+  /** Batches with acks not yet sent. */
+  #dirty = new Set<Batch>();
+  #rawAcks: Array<[number, number, number, string]> = [];
+  #released: number[] = [];
+  #landing: [queueIndex: number, batch: number] | undefined;
+  #mark = 0;
+  #sentMark = 0;
   #rotation = 0;
 
   constructor(options: FetcherOptions) {
     this.#o = options;
+    const k = options.keys;
+    this.#names = options.queues.names;
+    this.#names.forEach((q, i) => this.#index.set(q, i + 1));
+    this.#queueKeys = this.#names.map((q) => k.queue(q));
+    this.#heldKeys = this.#names.map((q) => k.held(options.identity, options.capsule, q));
+    const landing = this.#heldKeys.map((h) => k.landing(h));
+    this.#scriptKeys = [...this.#queueKeys, ...this.#heldKeys, ...landing];
   }
 
   /** The capsule's distinct queue names. */
   get queues(): readonly string[] {
-    return this.#o.queues.names;
+    return this.#names;
   }
 
   /** Each queue's weight. */
@@ -75,156 +148,301 @@ export class Fetcher {
     return this.#o.queues.mode;
   }
 
-  /** Whether jobs live in private lists until acknowledged. */
+  /** Whether jobs are held until acknowledged. */
   get reliable(): boolean {
     return this.#o.reliable;
   }
 
-  /** Acknowledged jobs not yet sent to Redis. */
-  get pendingAcks(): number {
-    return this.#ackCount;
+  /** Whether blocking when idle is possible on this transport. */
+  get canBlock(): boolean {
+    return this.#o.transport.blocking;
   }
 
-  /** The private list holding this process's in-flight jobs from `queue`. */
-  privateList(queue: string): string {
-    return this.#o.keys.inflight(this.#o.identity, queue);
+  /** Whether acknowledgements wait to be sent to Redis. */
+  get pendingAcks(): number {
+    return this.#dirty.size + this.#rawAcks.length;
+  }
+
+  /** The held hashes, one per queue (empty with basic fetch). */
+  get heldKeys(): readonly string[] {
+    return this.#o.reliable ? this.#heldKeys : [];
   }
 
   /**
-   * Registers the private lists, so another process can recover them if
-   * this one dies. Call once before fetching.
+   * Registers the held hashes, so another process recovers them if this one
+   * dies. Every fetch re-registers them if they were lost, so this is only
+   * the first registration.
    */
   async register(): Promise<void> {
     if (!this.#o.reliable) return;
-    const fields: string[] = [];
-    for (const q of this.#o.queues.names) fields.push(this.privateList(q), this.#o.identity);
+    const fields = this.#heldKeys.flatMap((h) => [h, this.#o.identity]);
     await this.#o.transport.call("HSET", this.#o.keys.inflightRegistry, ...fields);
   }
 
   /**
-   * Drops the registration after a clean stop. Anything still in a private
-   * list (nothing runs any more) goes back to its queue first. Returns how
-   * many jobs went back.
+   * Records a finished job; it is sent with the next fetch or flush. A job
+   * that may have been put back on its queue meanwhile (hard shutdown, or
+   * recovered while this process stalled) is acknowledged with its payload,
+   * so the requeued copy is taken back if it has not started elsewhere.
    */
-  async unregister(): Promise<number> {
-    if (!this.#o.reliable) return 0;
-    let n = 0;
-    for (const q of this.#o.queues.names) {
-      const list = this.privateList(q);
-      n += await this.#o.transport.script(RELEASE, [list, this.#o.keys.queue(q), this.#o.keys.inflightRegistry], [
-        list,
-      ]);
-    }
-    return n;
-  }
-
-  /** Records a finished job; it is sent with the next fetch or flush. */
-  ack(unit: UnitOfWork): void {
+  ack(unit: UnitOfWork, mayBeRequeued = false): void {
     if (!this.#o.reliable) return;
-    const list = this.#acks.get(unit.queue);
-    if (list) list.push(unit.raw);
-    else this.#acks.set(unit.queue, [unit.raw]);
-    this.#ackCount++;
+    const batch = this.#batches.get(Math.floor(unit.token / BATCH_SPAN));
+    if (mayBeRequeued || !batch) {
+      this.#rawAcks.push([
+        this.#index.get(unit.queue)!,
+        Math.floor(unit.token / BATCH_SPAN),
+        unit.token % BATCH_SPAN,
+        unit.raw,
+      ]);
+      if (batch) this.#settle(batch, 1, false);
+      return;
+    }
+    batch.fresh.push(unit.token % BATCH_SPAN);
+    this.#settle(batch, 1);
   }
 
   /**
-   * Sends pending acks and takes up to `max` jobs in one round trip. If
-   * nothing is there and `block` is set on a blocking transport, waits once
-   * for a single job. Returns what it got (possibly nothing).
+   * Records that a job started here. Jobs start in token order, so one mark
+   * (sent with the next call) tells recovery which held jobs were running.
    */
-  async take(max: number, block: boolean): Promise<UnitOfWork[]> {
-    const order = this.#o.queues.order();
-    const got = await this.#script(order, max);
-    if (got.length > 0 || !block || !this.#o.transport.blocking || max === 0) return got;
-    return this.#block(order);
-  }
-
-  /** Sends pending acks on their own (at quiet, stop, or when nothing else will). */
-  async flush(): Promise<void> {
-    if (this.#ackCount > 0) await this.#script(this.#o.queues.names.slice(), 0);
+  started(unit: UnitOfWork): void {
+    if (unit.token > this.#mark) this.#mark = unit.token;
   }
 
   /**
-   * Puts jobs back at the front of their queues. With reliable fetch only
-   * jobs still in this process's private lists go back.
+   * Sends pending acks and takes up to `max` jobs (at most 1,000) in one
+   * round trip; the first `startNow` of them start at once (for poison-pill
+   * counting).
    */
-  async requeue(units: readonly UnitOfWork[]): Promise<number> {
-    const byQueue = new Map<string, string[]>();
-    for (const u of units) {
-      const list = byQueue.get(u.queue);
-      if (list) list.push(u.raw);
-      else byQueue.set(u.queue, [u.raw]);
-    }
-    let n = 0;
-    for (const [queue, raws] of byQueue) {
-      const keys = [this.#o.keys.queue(queue)];
-      if (this.#o.reliable) keys.push(this.privateList(queue));
-      n += await this.#o.transport.script(REQUEUE, keys, raws);
-    }
-    return n;
+  async take(max: number, startNow = 0): Promise<Take> {
+    return this.#call(max, startNow, false);
   }
 
-  async #script(order: string[], max: number): Promise<UnitOfWork[]> {
-    const k = this.#o.keys;
-    const keys = order.map((q) => k.queue(q));
-    if (this.#o.reliable) { for (const q of order) keys.push(this.privateList(q)); }
-    const argv: RedisArg[] = [max, this.#ackCount];
-    if (this.#ackCount > 0) {
-      // Acks name their queue by index into this call's order; a queue
-      // missing from the order (not possible today) would be added.
-      for (const [queue, raws] of this.#acks) {
-        let index = order.indexOf(queue);
-        if (index < 0) {
-          order.push(queue);
-          keys.splice(order.length - 1, 0, k.queue(queue));
-          keys.push(this.privateList(queue));
-          index = order.length - 1;
-        }
-        for (const raw of raws) argv.push(index + 1, raw);
-      }
+  async #call(max: number, startNow: number, all: boolean): Promise<Take> {
+    if (!this.#o.reliable) return max > 0 ? this.#pop(max) : NOTHING;
+    max = Math.min(max, BATCH_SPAN);
+    const batch = this.#next;
+    if (max > 0) this.#next++;
+    const order = this.#o.queues.order().map((q) => this.#index.get(q)!);
+    const mark = this.#mark > this.#sentMark ? this.#mark : 0;
+    const argv: RedisArg[] = [
+      this.#o.identity,
+      this.#o.ttl,
+      max,
+      batch,
+      Math.min(startNow, max),
+      mark,
+      this.#landing?.[0] ?? 0,
+      this.#landing?.[1] ?? 0,
+      Date.now() / 1000,
+      ...this.#names,
+      order.length,
+      ...order,
+      this.#released.length,
+      ...this.#released,
+    ];
+    const done: Batch[] = [];
+    const partial: Batch[] = [];
+    const due = Date.now() - PARTIAL_ACK_DELAY_MS;
+    for (const b of this.#dirty) {
+      if (b.settled === b.size) done.push(b);
+      else if (all || b.since <= due) partial.push(b);
     }
-    argv.push(this.#o.reliable ? 1 : 0);
-    const acks = this.#acks;
-    const ackCount = this.#ackCount;
-    this.#acks = new Map();
-    this.#ackCount = 0;
+    argv.push(done.length);
+    for (const b of done) argv.push(b.qi, b.id);
+    argv.push(partial.length);
+    for (const b of partial) argv.push(b.qi, b.id, b.size, b.fresh.length, ...b.fresh);
+    argv.push(this.#rawAcks.length);
+    for (const ack of this.#rawAcks) argv.push(...ack);
+    const sent = { fresh: partial.map((b) => b.fresh), rawAcks: this.#rawAcks, released: this.#released };
+    const landing = this.#landing;
+    for (const b of partial) b.fresh = [];
+    for (const b of done) this.#dirty.delete(b);
+    for (const b of partial) this.#dirty.delete(b);
+    this.#rawAcks = [];
+    this.#released = [];
+    this.#landing = undefined;
     let result;
     try {
-      result = await this.#o.transport.script(FETCH, keys, argv);
+      result = await this.#o.transport.script(FETCH, [
+        this.#o.keys.process(this.#o.identity),
+        this.#o.keys.inflightRegistry,
+        this.#o.keys.dead,
+        ...this.#scriptKeys,
+      ], argv);
     } catch (error) {
-      // Not acknowledged after all: keep them for the next attempt.
-      for (const [queue, raws] of acks) {
-        const list = this.#acks.get(queue);
-        if (list) list.push(...raws);
-        else this.#acks.set(queue, raws);
-      }
-      this.#ackCount += ackCount;
+      // Not done, or done with the reply lost: acks are sent again (they
+      // are idempotent), and whatever this request may have taken is released.
+      partial.forEach((b, i) => {
+        b.fresh.unshift(...sent.fresh[i]);
+        this.#dirty.add(b);
+      });
+      for (const b of done) this.#dirty.add(b);
+      this.#rawAcks.unshift(...sent.rawAcks);
+      this.#released.unshift(...sent.released);
+      if (max > 0) this.#released.push(batch);
+      this.#landing ??= landing;
       throw error;
     }
-    if (result.queueIndex < 0) return [];
-    const queue = order[result.queueIndex];
-    return result.jobs.map((raw) => ({ queue, raw }));
+    for (const b of done) this.#batches.delete(b.id);
+    if (mark) this.#sentMark = mark;
+    if (!result.alive) return { units: [], alive: false, reregistered: false };
+    // Recovered while stalled: what was held is back on its queues.
+    if (result.reregistered) this.#batches.clear();
+    if (result.jobs.length === 0) return { units: [], alive: true, reregistered: result.reregistered };
+    const queue = this.#names[result.queueIndex];
+    this.#batches.set(batch, {
+      qi: result.queueIndex + 1,
+      id: batch,
+      size: result.jobs.length,
+      settled: 0,
+      fresh: [],
+      since: 0,
+    });
+    const units = result.jobs.map((raw, i) => unit(queue, raw, batch * BATCH_SPAN + i));
+    return { units, alive: true, reregistered: result.reregistered };
   }
 
-  async #block(order: string[]): Promise<UnitOfWork[]> {
+  /**
+   * Waits once (up to `blockSeconds`) for a job on one of the queues, in turn,
+   * and takes it. `signal` cuts the wait short; once this settles nothing
+   * more can be taken by it. Returns the job, or nothing.
+   */
+  async block(signal: AbortSignal): Promise<UnitOfWork[]> {
+    if (signal.aborted) return [];
+    const order = this.#o.queues.order();
     const k = this.#o.keys;
-    const seconds = this.#o.blockSeconds;
     if (!this.#o.reliable) {
-      const reply = await this.#o.transport.call("BRPOP", ...order.map((q) => k.queue(q)), seconds) as string[] | null;
-      return reply ? [{ queue: k.queueName(reply[0]), raw: reply[1] }] : [];
+      const reply = await blockingCall(this.#o.transport, ["BRPOP", ...this.#queueKeys, this.#o.blockSeconds], signal);
+      if (!Array.isArray(reply)) return [];
+      return [unit(k.queueName(String(reply[0])), String(reply[1]), 0)];
     }
-    // BLMOVE watches one list. Rotate through the queues (in this fetch's
-    // weighted order) so every queue is watched in turn; the batch script
-    // before each block checks all of them.
+    // BLMOVE watches one list: rotate through the queues (in this fetch's
+    // weighted order) so every queue is watched in turn; the batch fetch
+    // before each block checks all of them. The job lands in a transit list
+    // under a token assigned now; the next call adopts it into the held hash.
     const queue = order[this.#rotation++ % order.length];
-    const raw = await this.#o.transport.call(
-      "BLMOVE",
-      k.queue(queue),
-      this.privateList(queue),
-      "RIGHT",
-      "LEFT",
-      seconds,
-    );
-    return typeof raw === "string" ? [{ queue, raw }] : [];
+    const qi = this.#index.get(queue)!;
+    const batch = this.#next++;
+    this.#landing = [qi, batch];
+    let raw: RedisReply;
+    try {
+      raw = await blockingCall(this.#o.transport, [
+        "BLMOVE",
+        this.#queueKeys[qi - 1],
+        k.landing(this.#heldKeys[qi - 1]),
+        "RIGHT",
+        "LEFT",
+        this.#o.blockSeconds,
+      ], signal);
+    } catch (error) {
+      // Reply lost: a job may have landed that nobody runs. Adopt it and
+      // give it back with the next call.
+      this.#released.push(batch);
+      throw error;
+    }
+    if (typeof raw !== "string") {
+      this.#landing = undefined;
+      return [];
+    }
+    this.#batches.set(batch, { qi, id: batch, size: 1, settled: 0, fresh: [], since: 0 });
+    return [unit(queue, raw, batch * BATCH_SPAN)];
   }
+
+  /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
+  async flush(): Promise<void> {
+    const idle = this.#dirty.size === 0 && this.#rawAcks.length === 0 && this.#released.length === 0 &&
+      !this.#landing &&
+      this.#mark <= this.#sentMark;
+    if (!idle) await this.#call(0, 0, true);
+  }
+
+  /**
+   * Puts jobs back at the front of their queues, in their order. With
+   * reliable fetch only jobs still held go back (never one already
+   * acknowledged or recovered). Returns how many went back.
+   */
+  async requeue(units: readonly UnitOfWork[]): Promise<number> {
+    if (units.length === 0) return 0;
+    if (!this.#o.reliable) {
+      const commands: Command[] = [];
+      for (const u of [...units].reverse()) commands.push(["RPUSH", this.#o.keys.queue(u.queue), u.raw]);
+      await this.#o.transport.pipeline(commands, { atomic: true });
+      return units.length;
+    }
+    const argv: RedisArg[] = [this.#landing?.[0] ?? 0, this.#landing?.[1] ?? 0];
+    const groups = new Map<number, number[]>();
+    for (const u of units) {
+      const id = Math.floor(u.token / BATCH_SPAN);
+      const group = groups.get(id);
+      if (group) group.push(u.token % BATCH_SPAN);
+      else groups.set(id, [u.token % BATCH_SPAN]);
+    }
+    for (const [id, indexes] of groups) {
+      argv.push(this.#index.get(units.find((u) => Math.floor(u.token / BATCH_SPAN) === id)!.queue)!, id);
+      argv.push(indexes.length, ...indexes);
+    }
+    const n = await this.#o.transport.script(REQUEUE, this.#scriptKeys, argv);
+    this.#landing = undefined;
+    // Put back (or no longer held anyway): settled, as far as this process goes.
+    for (const [id, indexes] of groups) {
+      const batch = this.#batches.get(id);
+      if (batch) this.#settle(batch, indexes.length, false);
+    }
+    return n;
+  }
+
+  /**
+   * At a clean stop: sends pending acks, then gives back whatever the held
+   * hashes still hold and drops their registration. Returns how many jobs
+   * went back.
+   */
+  async release(): Promise<number> {
+    if (!this.#o.reliable) return 0;
+    await this.flush().catch(() => {}); // the release below returns what an unsent ack would have removed
+    let n = 0;
+    for (let i = 0; i < this.#heldKeys.length; i++) {
+      const held = this.#heldKeys[i];
+      n += await this.#o.transport.script(RELEASE, [
+        held,
+        this.#o.keys.landing(held),
+        this.#queueKeys[i],
+        this.#o.keys.inflightRegistry,
+      ], []);
+    }
+    return n;
+  }
+
+  /**
+   * Counts jobs of a batch as settled. A batch whose every job is settled is
+   * dropped from Redis with the next call; with `tell`, what settled is sent.
+   */
+  #settle(batch: Batch, count: number, tell = true): void {
+    batch.settled += count;
+    if (!tell && batch.settled < batch.size) return;
+    if (!this.#dirty.has(batch)) {
+      batch.since = Date.now();
+      this.#dirty.add(batch);
+    }
+  }
+
+  async #pop(max: number): Promise<Take> {
+    const order = this.#o.queues.order();
+    const result = await this.#o.transport.script(POP, order.map((q) => this.#o.keys.queue(q)), [max]);
+    if (result.queueIndex < 0) return NOTHING;
+    const queue = order[result.queueIndex];
+    return { units: result.jobs.map((raw) => unit(queue, raw, 0)), alive: true, reregistered: false };
+  }
+}
+
+function unit(queue: string, raw: string, token: number): UnitOfWork {
+  return { queue, raw, token, suspect: recoveredCount(raw) > 0 };
+}
+
+/** The transport's abortable blocking call, where it has one. */
+function blockingCall(transport: Transport, command: Command, signal: AbortSignal): Promise<RedisReply> {
+  const t = transport as Transport & { block?: (c: Command, o: { signal: AbortSignal }) => Promise<RedisReply> };
+  if (t.block) return t.block(command, { signal });
+  return transport.call(...(command as [string, ...RedisArg[]]));
 }

@@ -6,10 +6,10 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
-import { HEARTBEAT } from "../scripts/heartbeat.ts";
+import { type BeatResult, HEARTBEAT } from "../scripts/heartbeat.ts";
 import type { Transport } from "../transport/transport.ts";
-import type { Capsule } from "./capsule.ts";
-import { statKeys, type Stats, STATS_TTL } from "./stats.ts";
+import type { BusyUnit } from "./manager.ts";
+import { type JobCounters, statKeys, STATS_TTL } from "./stats.ts";
 
 /** The static part of a process's `info` JSON (Sidekiq's `to_data`). */
 export interface ProcessInfo {
@@ -32,8 +32,8 @@ export interface HeartbeatOptions {
   transport: Transport;
   keys: Keys;
   info: ProcessInfo;
-  capsules: readonly Capsule[];
-  stats: Stats;
+  capsules: readonly { readonly name: string; readonly busy: ReadonlyMap<number, BusyUnit> }[];
+  stats: JobCounters;
   /** Seconds the process hash outlives a missed beat; Sidekiq's 60. */
   ttl: number;
   /** Resident memory in bytes, when known. */
@@ -47,20 +47,29 @@ export interface HeartbeatOptions {
  * @example
  * ```ts
  * const hb = new Heartbeat({ transport, keys: keys(), info, capsules, stats, ttl: 60, rss: () => undefined, quiet: () => false });
- * const signal = await hb.beat(); // "TSTP" if someone asked this process to quiet
+ * const { signal } = await hb.beat(); // "TSTP" if someone asked this process to quiet
  * ```
  */
 export class Heartbeat {
   #o: HeartbeatOptions;
   #rttUs = 0;
   #hadWork = false;
+  /**
+   * Counts sent with an id and not yet confirmed: a beat whose reply was
+   * lost sends the same id and counts again, and Redis adds them once.
+   */
+  #flush: { id: string; processed: number; failed: number } | undefined;
+  #flushes = 0;
 
   constructor(options: HeartbeatOptions) {
     this.#o = options;
   }
 
-  /** Beats once. Resolves to a remote signal (`TSTP`, `TERM`, `TTIN`) if one was waiting. */
-  async beat(): Promise<string | null> {
+  /**
+   * Beats once. Resolves to a remote signal (`TSTP`, `TERM`, `TTIN`) if one
+   * was waiting, and whether the process entry still existed.
+   */
+  async beat(): Promise<BeatResult> {
     const { keys: k, info, ttl } = this.#o;
     const identity = info.identity;
     const now = Date.now();
@@ -73,7 +82,11 @@ export class Heartbeat {
         );
       }
     }
-    const drained = this.#o.stats.take();
+    if (!this.#flush) {
+      const { processed, failed } = this.#o.stats.take();
+      if (processed || failed) this.#flush = { id: String(++this.#flushes), processed, failed };
+    }
+    const flush = this.#flush;
     const rss = this.#o.rss();
     const fields = [
       "info",
@@ -92,67 +105,51 @@ export class Heartbeat {
       info.concurrency,
     ];
     const started = performance.now();
-    let signal: string | null;
-    try {
-      signal = await this.#o.transport.script(HEARTBEAT, [
-        k.processes,
-        k.process(identity),
-        k.work(identity),
-        // Sidekiq 7+ reads `:work`, Sidekiq 6 `:workers`: both are written so
-        // either version's API and Web UI show this process's jobs.
-        k.legacyWork(identity),
-        k.signals(identity),
-        ...statKeys(k, new Date(now)),
-      ], [
-        identity,
-        ttl,
-        STATS_TTL,
-        drained.processed,
-        drained.failed,
-        // An idle process that wrote no work last beat has none to clear.
-        work.length || this.#hadWork ? 1 : 0,
-        fields.length,
-        ...fields,
-        ...work,
-      ]);
-    } catch (error) {
-      this.#o.stats.restore(drained);
-      throw error;
-    }
+    const result = await this.#o.transport.script(HEARTBEAT, [
+      k.processes,
+      k.process(identity),
+      k.work(identity),
+      // Sidekiq 7+ reads `:work`, Sidekiq 6 `:workers`: both are written so
+      // either version's API and Web UI show this process's jobs.
+      k.legacyWork(identity),
+      k.signals(identity),
+      ...statKeys(k, new Date(now)),
+    ], [
+      identity,
+      ttl,
+      STATS_TTL,
+      flush?.processed ?? 0,
+      flush?.failed ?? 0,
+      flush?.id ?? "",
+      // An idle process that wrote no work last beat has none to clear.
+      work.length || this.#hadWork ? 1 : 0,
+      fields.length,
+      ...fields,
+      ...work,
+    ]);
+    this.#flush = undefined;
     this.#rttUs = Math.round((performance.now() - started) * 1000);
     this.#hadWork = work.length > 0;
-    return signal;
+    return result;
+  }
+
+  /** Whether counts wait to be written (a last beat at exit writes them). */
+  get unflushed(): boolean {
+    return this.#flush !== undefined || this.#o.stats.processed > 0 || this.#o.stats.failed > 0;
   }
 
   /**
    * Unregisters at a clean exit: `SREM processes`, `UNLINK` the work hash,
-   * and a last stats flush, in one MULTI. The info hash expires on its own.
+   * and mark the entry quiet, in one MULTI (all idempotent). The info hash
+   * expires on its own. Counts still unwritten go first, in a beat.
    */
   async clear(): Promise<void> {
     const { keys: k, info } = this.#o;
-    const drained = this.#o.stats.drain(k);
-    try {
-      await this.#o.transport.pipeline([
-        ["SREM", k.processes, info.identity],
-        ["UNLINK", k.work(info.identity), k.legacyWork(info.identity)],
-        ["HSET", k.process(info.identity), "quiet", "true", "busy", 0],
-        ...drained.commands,
-      ], { atomic: true });
-    } catch (error) {
-      this.#o.stats.restore(drained);
-      throw error;
-    }
-  }
-
-  /** Flushes the stats alone (between beats, or for tests). */
-  async flushStats(): Promise<void> {
-    const drained = this.#o.stats.drain(this.#o.keys);
-    if (drained.commands.length === 0) return;
-    try {
-      await this.#o.transport.pipeline(drained.commands, { atomic: true });
-    } catch (error) {
-      this.#o.stats.restore(drained);
-      throw error;
-    }
+    if (this.unflushed) await this.beat();
+    await this.#o.transport.pipeline([
+      ["SREM", k.processes, info.identity],
+      ["UNLINK", k.work(info.identity), k.legacyWork(info.identity)],
+      ["HSET", k.process(info.identity), "quiet", "true", "busy", 0],
+    ], { atomic: true });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The worker process: `createWorker(...)` owns the capsules, the heartbeat,
- * the poller and the signal loop, and runs Sidekiq's lifecycle:
+ * The worker process: `createWorker(...)` owns the capsules' managers, the
+ * heartbeat, the poller and the signal loop, and runs Sidekiq's lifecycle:
  * `run()` -> (`quiet()`) -> `stop()`.
  *
  * @module
@@ -13,23 +13,29 @@ import { describe } from "../payload.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { Capsule } from "./capsule.ts";
-import { wholeNumber } from "./checks.ts";
-import { processorDeps } from "./processor.ts";
+import { assemble } from "./assembly.ts";
+import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
+import { logErrors, processIdentity } from "./identity.ts";
+import type { Manager } from "./manager.ts";
+import { Poller, type PollResult } from "./poller.ts";
+import { signalActions, SignalQueue } from "./signals.ts";
+import { JobCounters } from "./stats.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
 export type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
-import { logErrors, processIdentity } from "./identity.ts";
-import { Fetcher } from "./fetch.ts";
-import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
-import { Poller } from "./poller.ts";
-import { PREFETCH_CEILING } from "./prefetch.ts";
-import { parseQueues } from "./queues.ts";
-import { SignalQueue } from "./signals.ts";
-import { Stats } from "./stats.ts";
 
 /** Lifecycle events. */
 export type WorkerEvent = "startup" | "quiet" | "shutdown" | "heartbeat" | "exit";
+
+/** A job running in a worker, as `Worker.running()` lists it. */
+export interface RunningJob {
+  readonly capsule: string;
+  readonly queue: string;
+  /** The raw payload. */
+  readonly payload: string;
+  /** Epoch ms when it started. */
+  readonly startedAt: number;
+}
 
 /** A running (or runnable) worker. */
 export interface Worker {
@@ -37,10 +43,6 @@ export interface Worker {
   readonly identity: string;
   /** The client this worker pushes with (same transport and options). */
   readonly client: Client;
-  /** The poller (its `runOnce()` is public). */
-  readonly poller: Poller;
-  /** The capsules. */
-  readonly capsules: readonly Capsule[];
   /** Settles when the worker has stopped. */
   readonly stopped: Promise<void>;
   /** Registers, starts capsules, heartbeat and poller. Resolves once running. */
@@ -51,6 +53,10 @@ export interface Worker {
   stop(): Promise<void>;
   /** Subscribes to a lifecycle event; returns the unsubscribe function. */
   on(event: WorkerEvent, handler: () => void): () => void;
+  /** The jobs running now. */
+  running(): RunningJob[];
+  /** Polls once now: promotes due scheduled and retrying jobs, recovers orphans. */
+  poll(): Promise<PollResult>;
   /** Writes the counters now (the heartbeat does this every beat). */
   flushStats(): Promise<void>;
   /** Beats now; returns the remote signal handled, if any. */
@@ -58,6 +64,9 @@ export interface Worker {
   /** Logs every running job and capsule state (TTIN). */
   dump(): void;
 }
+
+/** The longest timer a runtime keeps (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+const MAX_TIMER_SECONDS = 2_147_483;
 
 /**
  * Creates a worker.
@@ -85,58 +94,71 @@ export function createWorker(options: WorkerOptions): Worker {
   const timeoutMs = seconds("timeout", options.timeout ?? 25) * 1000;
   // Over HTTP every command is billed: an idle always-on worker beats every
   // 20 s, polls the schedule about every 20 s and backs its fetch off to
-  // 10 s, about 12 commands a minute in all. Over TCP, Sidekiq's timings.
-  const http = !options.transport?.blocking;
+  // 10 s. Over TCP, Sidekiq's timings.
+  const http = !transport.blocking;
   const beatMs = seconds("heartbeatInterval", options.heartbeatInterval ?? (http ? 20 : 10)) * 1000;
   const ttl = Math.ceil(seconds("heartbeatTtl", options.heartbeatTtl ?? 60));
+  const blockSeconds = seconds("blockSeconds", options.blockSeconds ?? 2);
+  // A fetch renews the process entry for `ttl`; a blocking fetch must end
+  // well inside it, or a job could land after the entry expired.
+  if (blockSeconds * 2 > ttl) {
+    throw new ConfigError(
+      `Cannot create worker as 'blockSeconds' must be at most half of 'heartbeatTtl' (${ttl}): current value is ${blockSeconds}`,
+    );
+  }
+  if (beatMs / 1000 >= ttl) {
+    throw new ConfigError(
+      `Cannot create worker as 'heartbeatInterval' must be shorter than 'heartbeatTtl' (${ttl}): current value is ${
+        beatMs / 1000
+      }`,
+    );
+  }
   const identity = processIdentity(runtime);
   const onError = options.onError ?? logErrors(logger);
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
-  const stats = new Stats();
-  // Validates the jobs (a duplicate name throws) before anything connects.
-  const deps = processorDeps({ transport, keys: k, timeFormat, logger, stats, onError }, options);
-  const reliable = (options.fetch ?? "reliable") === "reliable";
+  const stats = new JobCounters();
   if (options.fetch !== undefined && options.fetch !== "reliable" && options.fetch !== "basic") {
     throw new ConfigError(
       `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(options.fetch)}`,
     );
   }
+  const reliable = (options.fetch ?? "reliable") === "reliable";
   const configs: Record<string, CapsuleConfig> = options.capsules ??
     { default: { queues: options.queues ?? ["default"], concurrency: options.concurrency ?? 10 } };
-  const capsules = Object.entries(configs).map(([name, config]) => {
-    const action = `create capsule '${name}'`;
-    const concurrency = wholeNumber(config.concurrency ?? 10, { action, name: "concurrency", min: 1 });
-    if (config.prefetch !== undefined) wholeNumber(config.prefetch, { action, name: "prefetch", min: 0 });
-    const queues = parseQueues(config.queues);
-    return new Capsule({
-      name,
-      concurrency,
-      // Two batches ahead: one round trip acks and refills while the other
-      // runs. Unless fixed by the config, it grows for jobs that finish
-      // within a round trip, where batches of ten would cost a round trip
-      // (two system calls and a script call) per ten jobs.
-      prefetch: config.prefetch ?? concurrency * 2,
-      prefetchMax: config.prefetch ?? Math.max(concurrency * 2, PREFETCH_CEILING),
-      fetcher: new Fetcher({ transport, keys: k, identity, queues, reliable, blockSeconds: options.blockSeconds ?? 2 }),
-      deps,
-      logger,
-      pollMaxMs: options.pollMaxMs ?? (http ? 10_000 : 5000),
-      onError,
-    });
+  const managers: Manager[] = assemble({
+    ...options,
+    transport,
+    keys: k,
+    identity,
+    timeFormat,
+    logger,
+    stats,
+    onError,
+    capsules: configs,
+    reliable,
+    idle: "block",
+    blockSeconds,
+    pollMaxMs: options.pollMaxMs ?? (http ? 10_000 : 5000),
+    ttl,
+    prefetch: "adaptive",
+    onDead: async () => {
+      logger.warn("this process's entry had expired (it stalled past its TTL): registering again", { identity });
+      await worker.beat();
+    },
   });
-  const allQueues = [...new Set(capsules.flatMap((c) => c.fetcher.queues))];
+  const allQueues = [...new Set(managers.flatMap((m) => m.fetcher.queues))];
   const info: ProcessInfo = {
     hostname: runtime.hostname(),
     started_at: Date.now() / 1000,
     pid: runtime.pid,
     tag: options.tag ?? "",
-    concurrency: capsules.reduce((n, c) => n + c.concurrency, 0),
+    concurrency: managers.reduce((n, m) => n + m.concurrency, 0),
     queues: allQueues,
-    weights: capsules.map((c) => ({ ...c.fetcher.weights })),
-    capsules: Object.fromEntries(capsules.map((c) => [c.name, {
-      concurrency: c.concurrency,
-      mode: c.fetcher.mode,
-      weights: { ...c.fetcher.weights },
+    weights: managers.map((m) => ({ ...m.fetcher.weights })),
+    capsules: Object.fromEntries(managers.map((m) => [m.name, {
+      concurrency: m.concurrency,
+      mode: m.fetcher.mode,
+      weights: { ...m.fetcher.weights },
     }])),
     labels: options.labels ?? [],
     identity,
@@ -148,7 +170,7 @@ export function createWorker(options: WorkerOptions): Worker {
     transport,
     keys: k,
     info,
-    capsules,
+    capsules: managers,
     stats,
     ttl,
     rss: runtime.rss,
@@ -162,8 +184,7 @@ export function createWorker(options: WorkerOptions): Worker {
     pollIntervalAverage: options.pollIntervalAverage,
     initialWait: options.pollInitialWait,
     maxRecoveries: options.maxRecoveries,
-    // One private list per queue, shared by capsules that list the same queue.
-    ownPrivateLists: reliable ? allQueues.length : 0,
+    ownPrivateLists: managers.reduce((n, m) => n + m.fetcher.heldKeys.length, 0),
     onPoison: options.onPoison,
     onError,
   });
@@ -180,32 +201,34 @@ export function createWorker(options: WorkerOptions): Worker {
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let beatTimer: ReturnType<typeof setTimeout> | undefined;
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<number> | undefined;
   let state: "new" | "running" | "stopped" = "new";
-  let interrupts = 0;
+  let beats = 0;
 
-  const signals = new SignalQueue((signal) => {
-    switch (signal) {
-      case "INT":
-      case "TERM":
-        // A second INT while stopping: put running jobs back and leave now.
-        if (stopping && signal === "INT" && ++interrupts > 1) {
-          void Promise.all(capsules.map((c) => c.requeueBusy())).finally(() => runtime.exit(1));
-          return;
-        }
-        interrupts = 1;
-        void worker.stop();
-        return;
-      case "TSTP":
-        void worker.quiet();
-        return;
-      case "TTIN":
-        worker.dump();
-        return;
-      default:
-        logger.warn("unknown signal ignored", { signal });
-    }
-  });
+  const signals = new SignalQueue(signalActions({
+    get stopping() {
+      return stopping !== undefined;
+    },
+    async stop() {
+      await worker.stop();
+      const requeued = await stopping!;
+      // Sidekiq's contract: jobs cut off by hard shutdown are back on their
+      // queues, and the process exits, even if a job ignores ctx.signal.
+      if (requeued > 0) {
+        logger.warn("exiting with jobs that ignored the shutdown signal still running; they are back on their queues", {
+          requeued,
+        });
+        runtime.exit(0);
+      }
+    },
+    async abort() {
+      await Promise.all(managers.map((m) => m.requeueBusy())).catch((error) => onError(error, { context: "requeue" }));
+      runtime.exit(1);
+    },
+    quiet: () => worker.quiet(),
+    dump: () => worker.dump(),
+    warn: (message, fields) => logger.warn(message, fields),
+  }));
 
   const scheduleBeat = () => {
     beatTimer = setTimeout(async () => {
@@ -215,20 +238,38 @@ export function createWorker(options: WorkerOptions): Worker {
     }, beatMs);
   };
 
+  const stopWorker = async (): Promise<number> => {
+    emit("shutdown");
+    clearTimeout(beatTimer);
+    await worker.quiet();
+    await poller.stop();
+    logger.info("shutting down", { identity, timeout_s: timeoutMs / 1000 });
+    const requeued = (await Promise.all(managers.map((m) => m.stop(timeoutMs)))).reduce((a, b) => a + b, 0);
+    for (const manager of managers) {
+      await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
+    }
+    await heartbeat.clear().catch((error) => onError(error, { context: "heartbeat clear" }));
+    signals.close();
+    state = "stopped";
+    logger.info("stopped", { identity });
+    emit("exit");
+    resolveStopped();
+    return requeued;
+  };
+
   const worker: Worker = {
     identity,
     client,
-    poller,
-    capsules,
     stopped,
     async run() {
       if (state !== "new") throw new ConfigError(`Cannot run worker ${identity} as it has already been run`);
       state = "running";
       await checkEviction(transport, logger);
-      for (const capsule of capsules) await capsule.fetcher.register();
+      // The first beat creates the process entry every fetch then renews.
       await worker.beat();
+      for (const manager of managers) await manager.fetcher.register();
       if (options.handleSignals ?? true) signals.listen(runtime);
-      for (const capsule of capsules) capsule.start();
+      for (const manager of managers) manager.start();
       if (options.poller ?? true) poller.start();
       scheduleBeat();
       logger.info("edgekiq worker started", {
@@ -247,34 +288,16 @@ export function createWorker(options: WorkerOptions): Worker {
       quiet = true;
       logger.info("quieting: no new jobs will be fetched", { identity });
       emit("quiet");
-      await Promise.all(capsules.map((c) => c.quiet()));
+      await Promise.all(managers.map((m) => m.quiet()));
       await worker.beat().catch((error) => onError(error, { context: "heartbeat" }));
     },
-    stop() {
-      if (stopping) return stopping;
-      if (state !== "running") {
+    async stop() {
+      if (!stopping && state !== "running") {
         state = "stopped";
         resolveStopped();
-        return Promise.resolve();
+        return;
       }
-      stopping = (async () => {
-        emit("shutdown");
-        clearTimeout(beatTimer);
-        await worker.quiet();
-        await poller.stop();
-        logger.info("shutting down", { identity, timeout_s: timeoutMs / 1000 });
-        await Promise.all(capsules.map((c) => c.stop(timeoutMs)));
-        for (const capsule of capsules) {
-          await capsule.fetcher.unregister().catch((error) => onError(error, { context: "unregister" }));
-        }
-        await heartbeat.clear().catch((error) => onError(error, { context: "heartbeat clear" }));
-        signals.close();
-        state = "stopped";
-        logger.info("stopped", { identity });
-        emit("exit");
-        resolveStopped();
-      })();
-      return stopping;
+      await (stopping ??= stopWorker());
     },
     on(event, handler) {
       let set = listeners.get(event);
@@ -282,9 +305,24 @@ export function createWorker(options: WorkerOptions): Worker {
       set.add(handler);
       return () => set.delete(handler);
     },
-    flushStats: () => heartbeat.flushStats(),
+    running() {
+      return managers.flatMap((m) =>
+        [...m.busy.values()].map((b) => ({
+          capsule: m.name,
+          queue: b.unit.queue,
+          payload: b.unit.raw,
+          startedAt: b.startedAt,
+        }))
+      );
+    },
+    poll: () => poller.runOnce(),
+    flushStats: () => worker.beat().then(() => {}),
     async beat() {
-      const signal = await heartbeat.beat();
+      const { signal, existed } = await heartbeat.beat();
+      if (!existed && beats > 0) {
+        logger.warn("this process's entry had expired: it stalled longer than its TTL", { identity, ttl_s: ttl });
+      }
+      beats++;
       emit("heartbeat");
       if (signal) {
         logger.info("remote signal received", { signal });
@@ -294,20 +332,20 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     dump() {
       const now = Date.now();
-      for (const capsule of capsules) {
+      for (const manager of managers) {
         logger.warn("capsule", {
-          capsule: capsule.name,
-          state: capsule.state,
-          busy: capsule.busy.size,
-          concurrency: capsule.concurrency,
+          capsule: manager.name,
+          state: manager.state,
+          busy: manager.busy.size,
+          concurrency: manager.concurrency,
         });
-        for (const busy of capsule.busy.values()) {
+        for (const busy of manager.busy.values()) {
           let cls = "?", jid = "?";
           try {
             ({ class: cls, jid } = JSON.parse(busy.unit.raw));
           } catch { /* unreadable payload: show what we can */ }
           logger.warn("running job", {
-            capsule: capsule.name,
+            capsule: manager.name,
             queue: busy.unit.queue,
             class: cls,
             jid,
@@ -341,9 +379,11 @@ async function checkEviction(transport: Transport, logger: Logger): Promise<void
 }
 
 function seconds(name: string, value: number): number {
-  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+  if (typeof value !== "number" || !(value > 0) || !(value <= MAX_TIMER_SECONDS)) {
     throw new ConfigError(
-      `Cannot create worker as '${name}' must be a number of seconds > 0: current value is ${describe(value)}`,
+      `Cannot create worker as '${name}' must be a number of seconds > 0 and <= ${MAX_TIMER_SECONDS}: current value is ${
+        describe(value)
+      }`,
     );
   }
   return value;

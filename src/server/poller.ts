@@ -142,7 +142,9 @@ export class Poller {
 
   /**
    * Moves every entry of `set` due by `now` to its queue, a batch per two
-   * round trips: read the due entries, then one script moves them all.
+   * round trips: read the due entries, then one script moves them all. Stops
+   * when a batch moves nothing (entries another poller took, or that cannot
+   * move): no loop without progress.
    */
   async promote(set: string, now: number = Date.now()): Promise<number> {
     const client = this.#o.client;
@@ -155,7 +157,10 @@ export class Poller {
       const queueIndex = new Map<string, number>();
       const triples: RedisArg[] = [];
       const enqueuedAt = wireTime(Date.now(), client.timeFormat);
+      // U+FFFD is what invalid bytes decode to: let the script check the real bytes.
+      let buryInvalid = 0;
       for (const raw of due) {
+        if (raw.includes("\uFFFD")) buryInvalid = batch;
         let payload;
         try {
           payload = parsePayload(raw);
@@ -178,10 +183,10 @@ export class Poller {
       const moved = await this.#transport.script(
         PROMOTE,
         [set, this.#k.queues, this.#k.dead, ...names.map((q) => this.#k.queue(q))],
-        [names.length, ...names, now / 1000, ...triples],
+        [names.length, ...names, now / 1000, buryInvalid, ...triples],
       );
       total += moved;
-      if (due.length < batch) return total;
+      if (due.length < batch || moved === 0) return total;
     }
   }
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Discard, JobArgsError, PayloadError } from "../errors.ts";
+import { Discard, JobArgsError, PayloadError, TransportError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
 import { validateArgs } from "../job.ts";
@@ -20,12 +20,13 @@ import type { Keys } from "../keys.ts";
 import type { UnitOfWork } from "./fetch.ts";
 import { runServerMiddleware, type ServerMiddleware } from "./middleware.ts";
 import { type DeathHandler, errorClass, errorMessage, JobRetry } from "./retry.ts";
-import type { Stats } from "./stats.ts";
+import type { JobCounters } from "./stats.ts";
 
 /**
  * What to do with a unit once it has been processed: acknowledge it, put it
- * back on its queue (cut off by hard shutdown), or leave it where it is for
- * recovery (its outcome could not be written).
+ * back on its queue (cut off by hard shutdown), or leave it held (its
+ * outcome could not be written before hard shutdown; the release at stop or
+ * recovery gives it back).
  */
 export type UnitOutcome = "ack" | "requeue" | "abandon";
 
@@ -36,7 +37,7 @@ export interface ProcessorDeps {
   registry: Registry;
   retry: JobRetry;
   middleware: readonly ServerMiddleware[];
-  stats: Stats;
+  stats: JobCounters;
   logger: Logger;
   timeFormat: TimeFormat;
   /** Log a start and a done line per job. */
@@ -49,6 +50,8 @@ export interface ProcessorDeps {
   activeJob: boolean;
   /** Fires at hard shutdown; every job's `ctx.signal`. */
   signal: AbortSignal;
+  /** Fires at quiet, stop or the end of a drain's budget; every job's `ctx.stopping`. */
+  stopping: AbortSignal;
   /** Reports errors outside a job's own failure path. */
   onError: (error: unknown, context: Record<string, unknown>) => void;
 }
@@ -76,7 +79,7 @@ export interface ProcessorConfig {
 export function processorDeps(
   base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError">,
   config: ProcessorConfig,
-): Omit<ProcessorDeps, "signal"> {
+): Omit<ProcessorDeps, "signal" | "stopping"> {
   const { transport, keys, timeFormat, logger, onError } = base;
   return {
     ...base,
@@ -91,9 +94,9 @@ export function processorDeps(
 }
 
 /**
- * Processes one unit. Resolves to `"ack"` when its outcome is durable, or
- * `"abandon"` when it must stay where it is (a failed write, or a job cut off
- * by hard shutdown, which has already requeued it).
+ * Processes one unit. Resolves to `"ack"` when its outcome is durable,
+ * `"requeue"` when hard shutdown cut it off, or `"abandon"` when its outcome
+ * could not be written before hard shutdown.
  *
  * @example
  * ```ts
@@ -111,11 +114,7 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   const job = deps.registry.get(payload.class) ??
     (deps.activeJob && typeof payload.wrapped === "string" ? deps.registry.get(payload.wrapped) : undefined);
   if (!job) {
-    if (deps.unknownJobs === "requeue") {
-      // A mixed fleet: some other process knows this class. Back of the line.
-      await deps.transport.call("LPUSH", deps.keys.queue(unit.queue), unit.raw);
-      return "ack";
-    }
+    if (deps.unknownJobs === "requeue") return postpone(deps, unit, payload);
     const error = new PayloadError(`Cannot run job as no job named '${payload.class}' is registered in this worker`);
     error.name = "UnknownJobError";
     return bury(deps, unit, payload, error);
@@ -131,7 +130,7 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   }
 
   const started = performance.now();
-  const ctx = new Context(payload, unit.queue, deps.signal, deps.logger);
+  const ctx = new Context(payload, unit.queue, deps, deps.logger);
   if (deps.jobLogging) ctx.logger.info("start");
   try {
     const perform = () => job.perform(ctx, ...args);
@@ -163,15 +162,118 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       error_class: errorClass(error),
       error_message: errorMessage(error),
     });
+    return settle(deps, unit, "writing retry", () => deps.retry.handle(job, payload, unit.queue, error));
+  }
+}
+
+/** Longest pause between attempts to write an outcome, ms. */
+const MAX_WRITE_BACKOFF_MS = 5000;
+
+/**
+ * Writes a job's outcome durably before it may be acknowledged. A transient
+ * failure (connection, failover, OOM) is retried with backoff for as long as
+ * the process runs: the job stays held and owned. A failure that can never
+ * succeed (a payload that cannot be serialised, a key of the wrong type)
+ * buries the original text with the reason instead, so it is neither lost nor
+ * replayed at every stop. Only hard shutdown gives up ("abandon": it stays
+ * held and goes back to its queue at release).
+ */
+async function settle(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  what: string,
+  write: () => Promise<unknown>,
+): Promise<UnitOutcome> {
+  let delay = 100;
+  for (;;) {
     try {
-      await deps.retry.handle(job, payload, unit.queue, error);
+      await write();
       return "ack";
-    } catch (writeError) {
-      // Not durable, so not acknowledged: reliable fetch recovers it later.
-      deps.onError(writeError, { context: "writing retry", jid: payload.jid });
-      return "abandon";
+    } catch (error) {
+      if (!transient(error)) return buryUnwritable(deps, unit, what, error);
+      deps.onError(error, { context: what, queue: unit.queue });
+      if (deps.signal.aborted) return "abandon";
+      await pause(delay, deps.signal);
+      delay = Math.min(delay * 2, MAX_WRITE_BACKOFF_MS);
     }
   }
+}
+
+/** Whether a write may succeed if tried again. */
+function transient(error: unknown): boolean {
+  return error instanceof TransportError && error.kind !== "command" && error.kind !== "wrongtype";
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Buries the job's original text, with why its outcome could not be written appended. */
+async function buryUnwritable(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  what: string,
+  error: unknown,
+): Promise<UnitOutcome> {
+  deps.onError(error, { context: what, queue: unit.queue, outcome: "buried: the outcome can never be written" });
+  const reason = `Cannot record the job's outcome (${what}): ${errorMessage(error)}`;
+  const entry = appendFields(unit.raw, {
+    error_class: errorClass(error),
+    error_message: reason.slice(0, 10_000),
+    failed_at: wireTime(Date.now(), deps.timeFormat),
+  });
+  return settle(deps, unit, "burying an unwritable job", () => deps.retry.bury([entry]))
+    .catch(() => "abandon" as const);
+}
+
+/**
+ * Appends fields to a raw JSON object as text, without parsing it (it may be
+ * too deep to parse or serialise); a later duplicate key wins in every JSON
+ * reader, Ruby's included. Text that is not an object is wrapped.
+ */
+function appendFields(raw: string, fields: Record<string, unknown>): string {
+  const tail = Object.entries(fields).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",");
+  const end = raw.lastIndexOf("}");
+  if (/^\s*\{/.test(raw) && end > 0 && raw.slice(end + 1).trim() === "") {
+    const body = raw.slice(0, end);
+    return /^\s*\{\s*$/.test(body) ? `${body}${tail}}` : `${body},${tail}}`;
+  }
+  return `{"class":"Edgekiq::InvalidPayload","args":[${JSON.stringify(raw)}],${tail}}`;
+}
+
+/** Longest an unknown job is put off, seconds. */
+const MAX_POSTPONE_SECONDS = 300;
+
+/**
+ * A job no class here knows, in a mixed fleet: another process may know it.
+ * It goes to the scheduled set with a growing delay (2, 4, 8 ... 300 s),
+ * counted in the payload, instead of straight back to its queue, where a
+ * fleet that does not know it would pass it around in a hot loop.
+ */
+function postpone(deps: ProcessorDeps, unit: UnitOfWork, payload: JobPayload): Promise<UnitOutcome> {
+  const tries = typeof payload.edgekiq_postponed === "number" ? payload.edgekiq_postponed + 1 : 1;
+  payload.edgekiq_postponed = tries;
+  const delay = Math.min(MAX_POSTPONE_SECONDS, 2 ** Math.min(tries, 20));
+  deps.logger.warn("no job of this class here: postponed for another process", {
+    class: payload.class,
+    jid: payload.jid,
+    delay_s: delay,
+  });
+  return settle(deps, unit, "postponing an unknown job", () =>
+    deps.transport.call(
+      "ZADD",
+      deps.keys.schedule,
+      Date.now() / 1000 + delay,
+      serializePayload(payload, deps.timeFormat),
+    ));
 }
 
 async function bury(
@@ -200,13 +302,7 @@ async function bury(
     error_class: entry.error_class,
     error_message: entry.error_message,
   });
-  try {
-    await deps.retry.bury([serializePayload(entry, deps.timeFormat)]);
-    return "ack";
-  } catch (writeError) {
-    deps.onError(writeError, { context: "burying bad job", jid: entry.jid });
-    return "abandon";
-  }
+  return settle(deps, unit, "burying a bad job", () => deps.retry.bury([serializePayload(entry, deps.timeFormat)]));
 }
 
 /** The per-job context; the logger is made only if used. */
@@ -214,13 +310,15 @@ class Context implements JobContext {
   readonly payload: JobPayload;
   readonly queue: string;
   readonly signal: AbortSignal;
+  readonly stopping: AbortSignal;
   #base: Logger;
   #logger?: Logger;
 
-  constructor(payload: JobPayload, queue: string, signal: AbortSignal, logger: Logger) {
+  constructor(payload: JobPayload, queue: string, signals: Pick<ProcessorDeps, "signal" | "stopping">, logger: Logger) {
     this.payload = payload;
     this.queue = queue;
-    this.signal = signal;
+    this.signal = signals.signal;
+    this.stopping = signals.stopping;
     this.#base = logger;
   }
 

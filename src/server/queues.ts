@@ -12,6 +12,9 @@ import { ConfigError } from "../errors.ts";
 import { describe } from "../payload.ts";
 
 /** How a capsule orders its queues for each fetch. */
+/** The largest queue weight accepted. */
+export const MAX_WEIGHT = 1_000_000;
+
 export type QueueMode = "strict" | "weighted" | "random";
 
 /** A parsed queue list. */
@@ -44,7 +47,6 @@ export function parseQueues(specs: readonly string[]): QueueList {
   }
   const names: string[] = [];
   const weights: Record<string, number> = Object.create(null);
-  const expanded: string[] = [];
   for (const spec of specs) {
     if (typeof spec !== "string") {
       throw new ConfigError(
@@ -56,16 +58,15 @@ export function parseQueues(specs: readonly string[]): QueueList {
       throw new ConfigError(`Cannot configure queue as '${spec}' is not "name" or "name,weight"`);
     }
     const weight = weightText === undefined ? 0 : Number(weightText);
-    if (!Number.isInteger(weight) || weight < 0) {
+    if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
       throw new ConfigError(
-        `Cannot configure queue '${name}' as its weight must be a whole number >= 0: current value is ${
+        `Cannot configure queue '${name}' as its weight must be a whole number from 0 to ${MAX_WEIGHT}: current value is ${
           describe(weightText)
         }`,
       );
     }
     if (!(name in weights)) names.push(name);
     weights[name] = weight;
-    for (let i = 0; i < Math.max(weight, 1); i++) expanded.push(name);
   }
   const values = Object.values(weights);
   const mode: QueueMode = values.every((w) => w === 0)
@@ -73,13 +74,16 @@ export function parseQueues(specs: readonly string[]): QueueList {
     : values.every((w) => w === 1)
     ? "random"
     : "weighted";
-  const order = mode === "strict" || names.length === 1 ? () => [...names] : (random: () => number = Math.random) => {
-    const pool = expanded.slice();
-    for (let i = pool.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [pool[i], pool[j]] = [pool[j], pool[i]];
-    }
-    return [...new Set(pool)];
-  };
+  // Weighted order without replacement (Efraimidis-Spirakis): each queue
+  // draws random^(1/weight) and the largest goes first, so a queue leads
+  // with probability weight / total, as in Sidekiq's shuffled expanded list,
+  // without building a list as long as the weights add up to.
+  const order = mode === "strict" || names.length === 1
+    ? () => [...names]
+    : (random: () => number = Math.random) =>
+      names
+        .map((name) => [name, random() ** (1 / Math.max(weights[name], 1))] as const)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name]) => name);
   return { names, weights, mode, order };
 }

@@ -1,12 +1,13 @@
 /**
- * Orphan recovery for reliable fetch: find private lists whose owner's
- * heartbeat has expired and give their jobs back. A job recovered too often
- * (it keeps killing its process) goes to the dead set instead.
+ * Orphan recovery for reliable fetch: find held hashes whose owner's entry
+ * has expired and give their jobs back. A job that was running in too many
+ * processes that died (it keeps killing its process) goes to the dead set.
  *
  * @module
  */
 import type { Keys } from "../keys.ts";
 import { RECOVER } from "../scripts/recover.ts";
+import { DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS } from "./retry.ts";
 import type { Transport } from "../transport/transport.ts";
 
 /** What one recovery pass did. */
@@ -29,7 +30,7 @@ export interface RecoveryOptions {
 
 /**
  * One recovery pass: one HGETALL of the registry, one pipeline of EXISTS for
- * other owners, then one script per orphaned list.
+ * other owners, then one script per orphaned hash (or 0.1 private list).
  *
  * @example
  * ```ts
@@ -50,21 +51,31 @@ export async function recoverOrphans(options: RecoveryOptions): Promise<Recovery
   for (const [list, owner] of lists) {
     if (!dead.has(owner)) continue;
     const queue = queueOf(k, list, owner);
+    const now = Date.now();
     const r = await transport.script(RECOVER, [
       list,
+      k.landing(list),
       k.queue(queue),
       k.inflightRegistry,
       k.process(owner),
-      k.recoveries,
       k.dead,
-    ], [list, options.maxRecoveries ?? 3, Date.now() / 1000]);
+    ], [
+      options.maxRecoveries ?? 3,
+      now / 1000,
+      Math.round(now),
+      now / 1000 - DEAD_TIMEOUT_SECONDS,
+      -(DEAD_MAX_JOBS + 1),
+    ]);
     result.requeued += r.requeued;
     result.poisoned.push(...r.poisoned);
   }
   return result;
 }
 
-function queueOf(k: Keys, list: string, owner: string): string {
-  const prefix = k.inflight(owner, "");
-  return list.startsWith(prefix) ? list.slice(prefix.length) : list.slice(list.lastIndexOf("|") + 1);
+function queueOf(k: Keys, key: string, owner: string): string {
+  const held = k.parseHeld(key);
+  if (held) return held.queue;
+  // An 0.1 private list: `edgekiq:inflight:<identity>|<queue>`.
+  const prefix = k.legacyInflight(owner, "");
+  return key.startsWith(prefix) ? key.slice(prefix.length) : key.slice(key.lastIndexOf("|") + 1);
 }

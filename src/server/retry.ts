@@ -20,6 +20,7 @@ import type { Keys } from "../keys.ts";
 import type { Logger } from "../logger.ts";
 import { type JobPayload, serializePayload, type TimeFormat, toEpochMs, wireTime } from "../payload.ts";
 import type { Command, Transport } from "../transport/transport.ts";
+import { RECOVERED_FIELD } from "../scripts/recover.ts";
 import { backtraceLines, compressBacktrace } from "./backtrace.ts";
 
 /** Called when a job dies (exhausted, killed, or failed with `retry: false`). */
@@ -31,6 +32,9 @@ export const DEFAULT_MAX_RETRIES = 25;
 export const DEAD_MAX_JOBS = 10_000;
 /** ...for at most this long (seconds): six months. */
 export const DEAD_TIMEOUT_SECONDS = 180 * 24 * 60 * 60;
+
+/** The longest retry delay honoured, seconds (ten years): a larger one would be a score that never comes due. */
+export const MAX_RETRY_DELAY_SECONDS = 10 * 365 * 24 * 60 * 60;
 
 /** What became of a failed job. */
 export type RetryOutcome = "retry" | "dead" | "discarded" | "dropped";
@@ -77,10 +81,16 @@ export class JobRetry {
     payload.queue = payload.retry_queue ?? queue;
     payload.error_message = errorMessage(error);
     payload.error_class = errorClass(error);
+    // It failed in its own right: a crash count or a postponement no longer applies.
+    delete payload[RECOVERED_FIELD];
+    delete payload.edgekiq_postponed;
     let count: number;
-    if (typeof payload.retry_count === "number") {
+    // Another producer may have written nonsense: a count that is not a
+    // sane whole number starts over, rather than scoring the retry at
+    // infinity (it would never run).
+    if (Number.isSafeInteger(payload.retry_count) && payload.retry_count! >= 0) {
       payload.retried_at = wireTime(nowMs, this.#o.timeFormat);
-      count = payload.retry_count += 1;
+      count = payload.retry_count = (payload.retry_count as number) + 1;
     } else {
       payload.failed_at = wireTime(nowMs, this.#o.timeFormat);
       count = payload.retry_count = 0;
@@ -90,7 +100,13 @@ export class JobRetry {
       const kept = payload.backtrace === true ? lines : lines.slice(0, Number(payload.backtrace));
       payload.error_backtrace = await compressBacktrace(kept);
     }
-    const retryFor = typeof payload.retry_for === "number" ? payload.retry_for : undefined;
+    if (typeof payload.failed_at !== "number" || !Number.isFinite(payload.failed_at) || payload.failed_at <= 0) {
+      // retry_for counts from failed_at: without a readable one it would retry forever.
+      payload.failed_at = wireTime(nowMs, this.#o.timeFormat);
+    }
+    const retryFor = typeof payload.retry_for === "number" && Number.isFinite(payload.retry_for)
+      ? payload.retry_for
+      : undefined;
     const exhausted = retryFor !== undefined
       ? toEpochMs(payload.failed_at ?? wireTime(nowMs, this.#o.timeFormat)) + retryFor * 1000 < nowMs
       : count >= max;
@@ -99,7 +115,7 @@ export class JobRetry {
     const verdict = this.#delay(job, count, error, payload);
     if (verdict === "discard") return "discarded";
     if (verdict === "kill") return this.exhausted(job, payload, error);
-    const at = nowMs / 1000 + verdict;
+    const at = nowMs / 1000 + Math.min(verdict, MAX_RETRY_DELAY_SECONDS);
     await this.#o.transport.call("ZADD", this.#o.keys.retry, at, serializePayload(payload, this.#o.timeFormat));
     return "retry";
   }

@@ -61,3 +61,53 @@ export class SignalQueue {
     }
   }
 }
+
+/** What the worker's signals act on. */
+export interface SignalTarget {
+  /** INT/TERM: stop (timeout, then hard shutdown). */
+  stop(): Promise<void>;
+  /** A second INT while stopping: put running jobs back and exit now. */
+  abort(): Promise<void>;
+  /** TSTP: stop fetching. */
+  quiet(): Promise<void>;
+  /** TTIN: log what runs. */
+  dump(): void;
+  /** Whether a stop is already under way. */
+  readonly stopping: boolean;
+  warn(message: string, fields: Record<string, unknown>): void;
+}
+
+/**
+ * The signal-to-action map, Sidekiq's: INT and TERM stop, a second INT
+ * during the stop puts running jobs back and exits at once, TSTP quiets,
+ * TTIN dumps the running jobs.
+ *
+ * @example
+ * ```ts
+ * const queue = new SignalQueue(signalActions(target));
+ * ```
+ */
+export function signalActions(target: SignalTarget): (signal: string) => void {
+  let interrupts = 0;
+  return (signal) => {
+    switch (signal) {
+      case "INT":
+      case "TERM":
+        if (target.stopping && signal === "INT" && ++interrupts > 1) {
+          void target.abort();
+          return;
+        }
+        interrupts = 1;
+        void target.stop();
+        return;
+      case "TSTP":
+        void target.quiet();
+        return;
+      case "TTIN":
+        target.dump();
+        return;
+      default:
+        target.warn("unknown signal ignored", { signal });
+    }
+  };
+}

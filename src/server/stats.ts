@@ -25,16 +25,16 @@ export function statKeys(k: Keys, now: Date): [string, string, string, string] {
 }
 
 /**
- * In-memory job counters.
+ * In-memory job counters (the admin API's `Stats` reads what they add up to).
  *
  * @example
  * ```ts
- * const stats = new Stats();
+ * const stats = new JobCounters();
  * stats.processed++;
  * const commands = stats.drain(keys()); // INCRBY stat:processed 1, ...
  * ```
  */
-export class Stats {
+export class JobCounters {
   /** Jobs finished (successfully or not) since the last drain. */
   processed = 0;
   /** Jobs failed since the last drain. */

@@ -7,6 +7,7 @@
  *   --fetch reliable|basic  [--sleep-ms 5]  [--phase seed|drain|both]
  */
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
+import { heldCount } from "../support/held.ts";
 import { commandWindow, heapMB, main, openTransport, round, rssMB } from "./child.ts";
 
 /** Seconds an idle fetch blocks (default 2); shorter so a clean stop is quick. */
@@ -77,7 +78,6 @@ main(async (a) => {
     worker.stop().then(() => true),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), STOP_LIMIT_MS)),
   ]);
-  if (!stopped) { for (const capsule of worker.capsules) await capsule.fetcher.flush(); }
   const stopSeconds = (performance.now() - stopStarted) / 1000;
   const trips = transport.counters.roundTrips - c0.roundTrips;
   const commands = transport.counters.commands - c0.commands;
@@ -85,12 +85,10 @@ main(async (a) => {
 
   // Nothing may be left behind: not in the queue, not in a private list.
   const left = Number(await admin.call("LLEN", "queue:default"));
-  const inflight = (await admin.call("KEYS", "edgekiq:inflight:*")) as string[];
-  let inflightLeft = 0;
-  for (const key of inflight ?? []) inflightLeft += Number(await admin.call("LLEN", key)) || 0;
+  const inflightLeft = await heldCount(admin, worker.identity);
   await Promise.allSettled([transport.close(), admin.close()]);
   if (left !== 0 || inflightLeft !== 0) {
-    throw new Error(`drain left ${left} jobs queued and ${inflightLeft} in private lists`);
+    throw new Error(`drain left ${left} jobs queued and ${inflightLeft} held`);
   }
   return {
     jobs,
@@ -102,7 +100,7 @@ main(async (a) => {
     clientCommandsPerJob: round(commands / jobs, 4),
     serverCommandsPerJob: round(serverCmds / jobs, 3),
     stopSeconds: round(stopSeconds, 3),
-    notes: stopped ? [] : [`worker.stop() did not return within ${STOP_LIMIT_MS / 1000} s (acks flushed by the bench)`],
+    notes: stopped ? [] : [`worker.stop() did not return within ${STOP_LIMIT_MS / 1000} s`],
     pctIdeal: sleepMs > 0 ? round((100 * jobs / seconds) / (concurrency * 1000 / sleepMs), 1) : null,
   };
 });

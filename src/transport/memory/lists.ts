@@ -122,6 +122,36 @@ export const listCommands: CommandTable = {
     }
     return drop.size;
   }],
+  LPOS: [-3, (db, a) => {
+    let rank = 1, count: number | undefined, maxlen = 0;
+    for (let i = 2; i < a.length; i += 2) {
+      const opt = a[i].toUpperCase();
+      if (a[i + 1] === undefined) throw new ReplyError(SYNTAX);
+      if (opt === "RANK") rank = int(a[i + 1]);
+      else if (opt === "COUNT") count = int(a[i + 1]);
+      else if (opt === "MAXLEN") maxlen = int(a[i + 1]);
+      else throw new ReplyError(SYNTAX);
+    }
+    if (rank === 0) throw new ReplyError("ERR RANK can't be zero");
+    const list = db.typed(a[0], "list");
+    const found: number[] = [];
+    if (list) {
+      const len = list.length;
+      const items = list.slice(0, len - 1);
+      let skip = Math.abs(rank) - 1;
+      for (let n = 0; n < len && (maxlen === 0 || n < maxlen); n++) {
+        const i = rank < 0 ? len - 1 - n : n;
+        if (items[i] !== a[1]) continue;
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        found.push(i);
+        if (count === undefined || (count > 0 && found.length >= count)) break;
+      }
+    }
+    return count === undefined ? found[0] ?? null : found;
+  }],
   LTRIM: [4, (db, a) => {
     const [start, stop] = [int(a[1]), int(a[2])];
     const list = db.typed(a[0], "list");
