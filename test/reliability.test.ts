@@ -1,0 +1,267 @@
+/**
+ * Faults that once lost, stranded or duplicated jobs (issue 19), each on a
+ * real redis-server where Redis behaviour matters, and in a child process
+ * where the runtime's process handling matters (Node, Bun and Deno run this
+ * file).
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Redis } from "ioredis";
+import { createClient, defineJob, keys, Poller, silentLogger } from "../mod.ts";
+import { TransportError } from "../src/errors.ts";
+import { ioredisTransport } from "../src/transport/ioredis.ts";
+import type { RedisArg, Transport } from "../src/transport/transport.ts";
+import type { Script } from "../src/transport/script.ts";
+import { spawnFixture } from "./support/child.ts";
+import { heldCount } from "./support/held.ts";
+import { matrix, redisAvailable, waitFor } from "./support/matrix.ts";
+import { type TestRedis, testRedis } from "./support/redis.ts";
+import { testWorker } from "./support/worker.ts";
+
+const k = keys();
+
+describe("reliability: processes", { skip: !redisAvailable() }, () => {
+  let server: TestRedis | null;
+  let redis: Transport;
+  before(async () => {
+    server = await testRedis();
+    redis = ioredisTransport({ url: server!.url });
+  });
+  after(async () => {
+    await redis?.close();
+    await server?.stop();
+  });
+
+  it("a worker stalled past its TTL re-registers, and a later SIGKILL loses nothing", async () => {
+    await redis.call("FLUSHDB");
+    const SleepJob = defineJob({ name: "SleepJob", perform() {} });
+    const client = createClient({ transport: redis });
+    const pushed = await client.pushBulk(SleepJob, Array.from({ length: 300 }, () => []));
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "40", HB: "1", TTL: "2" });
+    const [, identity] = await child.waitFor(/ready (\S+)/);
+    await child.waitFor(/performed \w+[\s\S]*performed \w+[\s\S]*performed \w+/);
+    // A stall longer than the TTL: another process recovers what it held.
+    child.signal("SIGSTOP");
+    const poller = new Poller({ client, logger: silentLogger });
+    let recovered = 0;
+    await waitFor(async () => (recovered += (await poller.runOnce()).recovered) > 0, "recovery of the stalled worker");
+    child.signal("SIGCONT");
+    // It notices (its fetch finds its entry gone), beats, registers again and works on.
+    await waitFor(async () => (await redis.call("EXISTS", k.process(identity))) === 1, "the worker re-registered");
+    const before = (child.output().match(/performed/g) ?? []).length;
+    await waitFor(() => (child.output().match(/performed/g) ?? []).length > before + 10, "the worker working again");
+    child.signal("SIGKILL");
+    await child.exited;
+    assert.ok(await heldCount(redis, identity) > 0 || Number(await redis.call("LLEN", "queue:default")) > 0);
+    // Whatever it held after re-registering is recoverable: a survivor runs everything left.
+    const ran: string[] = [];
+    const Survivor = defineJob({ name: "SleepJob", perform: (ctx) => void ran.push(ctx.jid) });
+    const survivor = testWorker(redis, {
+      jobs: [Survivor],
+      poller: true,
+      pollIntervalAverage: 0.3,
+      pollInitialWait: 0,
+    });
+    await survivor.run();
+    const performed = new Set([...child.output().matchAll(/performed (\w+)/g)].map((m) => m[1]));
+    try {
+      await waitFor(
+        async () => {
+          const left = Number(await redis.call("LLEN", "queue:default")) + await heldCount(redis, identity);
+          return left === 0 && pushed.every((jid) => performed.has(jid!) || ran.includes(jid!));
+        },
+        "every job run",
+        20_000,
+      );
+    } finally {
+      await survivor.stop();
+    }
+    const lost = pushed.filter((jid) => !performed.has(jid!) && !ran.includes(jid!));
+    const twice = ran.filter((jid) => performed.has(jid)).length;
+    console.log(`stall + SIGKILL: pushed 300, lost ${lost.length}, run twice ${twice}`);
+    assert.deepEqual(lost, []);
+    // At most what was in flight at the stall and at the kill (2 running + prefetch, twice).
+    assert.ok(twice <= 24, `run twice: ${twice}`);
+  });
+
+  it("hard shutdown with a job that ignores ctx.signal: the job goes back once and the process exits", async () => {
+    await redis.call("FLUSHDB");
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "forever", TIMEOUT: "1" });
+    const [, identity] = await child.waitFor(/ready (\S+)/);
+    const SleepJob = defineJob({ name: "SleepJob", perform() {} });
+    const jid = await createClient({ transport: redis }).push(SleepJob, []);
+    await child.waitFor(new RegExp(`performing ${jid}`));
+    const t0 = Date.now();
+    child.signal("SIGTERM");
+    const code = await child.exited;
+    const seconds = (Date.now() - t0) / 1000;
+    assert.equal(code, 0, child.output());
+    assert.ok(seconds < 1 + 3 + 3, `exited after ${seconds} s (timeout 1 s + grace 3 s)`);
+    const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    assert.deepEqual(queued.map((r) => JSON.parse(r).jid), [jid], "back on its queue, once");
+    assert.equal(await heldCount(redis, identity), 0);
+  });
+
+  it("buries a due scheduled entry that is not valid UTF-8 instead of re-reading it forever", async () => {
+    await redis.call("FLUSHDB");
+    const raw = new Redis(server!.url);
+    try {
+      const bad = Buffer.concat([
+        Buffer.from('{"class":"X","args":["'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"],"jid":"b1"}'),
+      ]);
+      await raw.zadd("schedule", String(Date.now() / 1000 - 1), bad);
+      await raw.zadd("schedule", String(Date.now() / 1000 - 1), JSON.stringify({ class: "X", args: [], jid: "ok" }));
+      const before = redis.counters.commands;
+      const result = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
+      assert.ok(redis.counters.commands - before < 10, `commands: ${redis.counters.commands - before}`);
+      assert.equal(result.promoted, 2);
+      assert.equal(await raw.zcard("schedule"), 0);
+      assert.deepEqual(await raw.zrangeBuffer("dead", 0, -1), [bad], "buried byte for byte");
+      assert.equal(JSON.parse((await raw.rpop("queue:default"))!).jid, "ok");
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it("acknowledges a queued payload that is not valid UTF-8: not replayed at the next start", async () => {
+    await redis.call("FLUSHDB");
+    const raw = new Redis(server!.url);
+    const seen: unknown[] = [];
+    const X = defineJob({ name: "X", perform: (_ctx, arg: unknown) => void seen.push(arg) });
+    try {
+      await raw.lpush(
+        "queue:default",
+        Buffer.concat([Buffer.from('{"class":"X","args":["'), Buffer.from([0xff]), Buffer.from('"],"jid":"b2"}')]),
+      );
+      const worker = testWorker(redis, { jobs: [X] });
+      await worker.run();
+      await waitFor(() => seen.length === 1, "the job to run");
+      await worker.stop();
+      assert.equal(await heldCount(redis, worker.identity), 0);
+      assert.equal(await raw.llen("queue:default"), 0, "not put back at stop");
+      const again = testWorker(redis, { jobs: [X] });
+      await again.run();
+      await again.stop();
+      assert.equal(seen.length, 1, "not replayed");
+    } finally {
+      raw.disconnect();
+    }
+  });
+});
+
+for (const target of matrix(["memory", "ioredis", "bun"])) {
+  describe(`reliability on ${target.name}`, () => {
+    let redis: Transport;
+    before(async () => {
+      redis = await target.open();
+    });
+
+    it("releases a batch whose fetch reply was lost: every job runs once, nothing stays held", async () => {
+      await target.flush();
+      let lose = 2;
+      // The script runs, then the reply is lost: what a dropped connection does.
+      const lossy: Transport = {
+        ...redis,
+        kind: redis.kind,
+        blocking: redis.blocking,
+        counters: redis.counters,
+        call: (c, ...a) => redis.call(c, ...a),
+        pipeline: (c, o) => redis.pipeline(c, o),
+        close: () => redis.close(),
+        async script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
+          const result = await redis.script(script, keys, args);
+          if (script.name === "fetch" && Number(args[2]) > 0 && lose-- > 0) {
+            throw new TransportError("connection", "Connection is closed (reply lost)");
+          }
+          return result;
+        },
+      };
+      const ran: string[] = [];
+      const J = defineJob({ name: "J", perform: (ctx) => void ran.push(ctx.jid) });
+      const pushed = await createClient({ transport: redis }).pushBulk(J, Array.from({ length: 50 }, () => []));
+      const worker = testWorker(lossy, { jobs: [J], concurrency: 5, onError: () => {} });
+      await worker.run();
+      await waitFor(() => ran.length >= 50, "all jobs to run");
+      await worker.stop();
+      assert.deepEqual([...ran].sort(), [...pushed].sort() as string[], "each exactly once");
+      assert.equal(await heldCount(redis, worker.identity), 0);
+      assert.equal(await redis.call("LLEN", "queue:default"), 0);
+    });
+
+    it("runs suspects (jobs that were running when their process died) one at a time", async () => {
+      await target.flush();
+      let running = 0, peak = 0;
+      const S = defineJob({
+        name: "S",
+        async perform() {
+          peak = Math.max(peak, ++running);
+          await new Promise((r) => setTimeout(r, 20));
+          running--;
+        },
+      });
+      const suspect = (i: number) =>
+        JSON.stringify({ class: "S", args: [], queue: "default", jid: `s${i}`, edgekiq_recovered: 1 });
+      await redis.call("LPUSH", "queue:default", ...Array.from({ length: 5 }, (_, i) => suspect(i)));
+      const worker = testWorker(redis, { jobs: [S], concurrency: 5 });
+      await worker.run();
+      await waitFor(async () => Number(await redis.call("LLEN", "queue:default")) === 0 && running === 0, "all run");
+      await waitFor(() => worker.running().length === 0, "idle");
+      await worker.stop();
+      assert.equal(peak, 1);
+    });
+
+    it("postpones a job no worker knows with a growing delay instead of a hot loop", async () => {
+      await target.flush();
+      const raw = JSON.stringify({ class: "Unknown", args: [], queue: "default", jid: "u1" });
+      await redis.call("LPUSH", "queue:default", raw);
+      const before = redis.counters.commands;
+      const worker = testWorker(redis, { jobs: [], unknownJobs: "requeue" });
+      await worker.run();
+      await waitFor(async () => Number(await redis.call("ZCARD", "schedule")) === 1, "postponed");
+      await new Promise((r) => setTimeout(r, 300)); // would be thousands of commands in a hot loop
+      await worker.stop();
+      assert.ok(redis.counters.commands - before < 40, `commands: ${redis.counters.commands - before}`);
+      const [entry, score] = (await redis.call("ZRANGE", "schedule", 0, -1, "WITHSCORES")) as string[];
+      assert.equal(JSON.parse(entry).edgekiq_postponed, 1);
+      assert.ok(Number(score) - Date.now() / 1000 > 1, "delayed");
+    });
+
+    it("retries a job whose retry_count or failed_at another producer wrote as nonsense", async () => {
+      await target.flush();
+      const F = defineJob({
+        name: "F",
+        retryFor: 60,
+        perform() {
+          throw new Error("no");
+        },
+      });
+      await redis.call(
+        "LPUSH",
+        "queue:default",
+        JSON.stringify({ class: "F", args: [], queue: "default", jid: "f1", retry: true, retry_count: -1e300 }),
+        JSON.stringify({
+          class: "F",
+          args: [],
+          queue: "default",
+          jid: "f2",
+          retry: true,
+          retry_for: 60,
+          failed_at: "x",
+        }),
+      );
+      const worker = testWorker(redis, { jobs: [F] });
+      await worker.run();
+      await waitFor(async () => Number(await redis.call("ZCARD", "retry")) === 2, "both retried");
+      await worker.stop();
+      const entries = (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+      for (let i = 0; i < entries.length; i += 2) {
+        const job = JSON.parse(entries[i]);
+        assert.ok(Number.isFinite(Number(entries[i + 1])) && Number(entries[i + 1]) < Date.now() / 1000 + 3600);
+        assert.equal(job.retry_count, 0);
+        assert.equal(typeof job.failed_at, "number");
+      }
+    });
+  });
+}
