@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { buryPayloads } from "../dead_set_rules.ts";
 import { Discard, JobArgsError, PayloadError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
@@ -201,7 +202,7 @@ async function bury(
     error_message: entry.error_message,
   });
   try {
-    await deps.retry.bury([serializePayload(entry, deps.timeFormat)]);
+    await buryPayloads(deps, [serializePayload(entry, deps.timeFormat)]);
     return "ack";
   } catch (writeError) {
     deps.onError(writeError, { context: "burying bad job", jid: entry.jid });
