@@ -259,7 +259,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const Flaky = defineJob({
       name: "Flaky",
       backtrace: 5,
-      perform(ctx) {
+      perform(ctx, ..._args: unknown[]) {
         attempts.push({ retryCount: ctx.retryCount, errorClass: ctx.payload.error_class });
         if (attempts.length === 1) throw new RangeError("first attempt fails");
       },
@@ -330,7 +330,12 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     function explode(): never {
       throw new TypeError("no hope");
     }
-    const Doomed = defineJob({ name: "Doomed", retry: 0, backtrace: true, perform: () => explode() });
+    const Doomed = defineJob({
+      name: "Doomed",
+      retry: 0,
+      backtrace: true,
+      perform: (_ctx, ..._args: unknown[]) => explode(),
+    });
     const jid = await createClient({ transport: redis }).push(Doomed, ["x", 1]);
     const w = worker({ jobs: [Doomed] });
     await w.run();
@@ -399,7 +404,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const gate = new Promise<void>((r) => (release = r));
     const Busy = defineJob({
       name: "Busy",
-      async perform() {
+      async perform(_ctx, ..._args: unknown[]) {
         await gate;
       },
     });
@@ -518,7 +523,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const errors: unknown[] = [];
     const SharedJob = defineJob({
       name: "SharedJob",
-      async perform(ctx) {
+      async perform(ctx, _i: number) {
         await new Promise((r) => setTimeout(r, 2));
         await redis.call("RPUSH", "ran", JSON.stringify({ runner: "edgekiq", jid: ctx.jid }));
       },
