@@ -104,3 +104,43 @@ describe("defineJob and the registry", () => {
     assert.throws(() => createRegistry([A, defineJob({ name: "A", perform() {} })]), /twice/);
   });
 });
+
+describe("payload depth and unreadable input", () => {
+  const deepJson = (depth: number) => `{"class":"A","jid":"j","args":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+
+  it("parsePayload throws a PayloadError, never a RangeError, for a payload nested too deeply", () => {
+    for (const depth of [101, 5_000, 1_000_000]) {
+      assert.throws(
+        () => parsePayload(deepJson(depth)),
+        (e: unknown) => e instanceof PayloadError && /nests more than 100 levels deep/.test(e.message),
+        `depth ${depth}`,
+      );
+    }
+    assert.deepEqual(parsePayload(deepJson(100)).args.flat(Infinity), []);
+  });
+
+  it("serialising a payload JSON cannot hold throws a PayloadError naming the job", () => {
+    let deep: unknown[] = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const args of [[deep], [cyclic], [1n]]) {
+      for (const format of ["seconds", "millis"] as const) {
+        assert.throws(
+          () => serializePayload({ class: "A", jid: "j1", queue: "q", args }, format),
+          (e: unknown) => e instanceof PayloadError && /^Cannot write job A j1 as /.test(e.message),
+        );
+      }
+    }
+  });
+
+  it("describes any value in a short, escaped excerpt", async () => {
+    const { describe: describeValue } = await import("../src/payload.ts");
+    let deep: unknown[] = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    assert.equal(describeValue(deep), "an array");
+    assert.equal(describeValue(NaN), "NaN");
+    assert.equal(describeValue("\u009b2J" + "x".repeat(100)).includes("\u009b"), false);
+    assert.ok(describeValue({ big: "x".repeat(1_000_000) }).length <= 80);
+  });
+});
