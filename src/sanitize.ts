@@ -71,6 +71,24 @@ export function hasUnsafeChars(text: string): boolean {
   return UNSAFE_TEST.test(text);
 }
 
+// deno-lint-ignore no-control-regex
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/**
+ * Escapes, in JSON text, the characters `JSON.stringify` leaves raw but a
+ * terminal or reader could be fooled by (DEL, C1 controls, bidi and
+ * invisible marks), as `\u009b` escapes: the JSON still parses to the same
+ * value. (`JSON.stringify` already escapes C0 controls.)
+ *
+ * @example
+ * ```ts
+ * escapeJson(JSON.stringify({ m: "\u009b2J" })); // '{"m":"\\u009b2J"}'
+ * ```
+ */
+export function escapeJson(json: string): string {
+  return json.replace(UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
 function escapeChar(char: string): string {
