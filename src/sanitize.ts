@@ -71,7 +71,6 @@ export function hasUnsafeChars(text: string): boolean {
   return UNSAFE_TEST.test(text);
 }
 
-// deno-lint-ignore no-control-regex
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 /**
