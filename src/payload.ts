@@ -186,9 +186,9 @@ function fieldsJson(fields: Readonly<Record<string, unknown>>): string {
 }
 
 function unserialisable(payload: Partial<JobPayload>, error: unknown): PayloadError {
-  const why = error instanceof RangeError
-    ? "it is nested too deeply"
-    : `JSON cannot hold it (${sanitize(error instanceof Error ? error.message : String(error), 120)})`;
+  const detail = sanitize(error instanceof Error ? error.message : String(error), 120);
+  // A RangeError here is the runtime's stack running out inside JSON.stringify.
+  const why = error instanceof RangeError ? `it is nested too deeply (${detail})` : `JSON cannot hold it (${detail})`;
   return new PayloadError(
     `Cannot write job ${sanitize(String(payload.class), 100)} ${sanitize(String(payload.jid), 40)} as ${why}`,
     { cause: error },
