@@ -36,7 +36,8 @@
  */
 import { PayloadError } from "./errors.ts";
 import type { JobPusher } from "./job.ts";
-import { describe, type JobPayload, MAX_NESTING } from "./payload.ts";
+import { MAX_NESTING } from "./json_safe.ts";
+import { describe, type JobPayload } from "./payload.ts";
 import { sanitize } from "./sanitize.ts";
 
 /** The wrapper class names Rails' and Sidekiq's ActiveJob adapters push. */

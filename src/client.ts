@@ -12,8 +12,8 @@ import { type ClientMiddleware, runClientMiddleware } from "./client_middleware.
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
 import { type Keys, keys } from "./keys.ts";
+import { assertJsonSafe } from "./json_safe.ts";
 import {
-  assertJsonSafe,
   describe,
   type JobPayload,
   newJids,
@@ -26,6 +26,7 @@ import { pushFields, pushTarget, runTimes } from "./push_options.ts";
 import { PushError } from "./push_error.ts";
 import { PushPlan } from "./push_plan.ts";
 import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
+import { sanitize } from "./sanitize.ts";
 import type { Transport } from "./transport/transport.ts";
 
 /** Options for {@link createClient}. */
@@ -190,6 +191,7 @@ export class Client implements JobPusher {
   ): Promise<(string | null)[]> {
     const target = pushTarget(jobOrName);
     const { job, className } = target;
+    const label = sanitize(className, 100);
     const fields = pushFields(target, options);
     const nowMs = Date.now();
     const runAt = runTimes(options, { count: argsList.length, nowMs });
@@ -215,45 +217,31 @@ export class Client implements JobPusher {
       }
       assertJsonSafe(args, "args");
       const at = Array.isArray(runAt) ? runAt[i] : runAt;
-      if (direct) {
-        const json = (at === undefined ? now! : later!)(args, jids[i]);
-        this.#checkSize(json, className);
-        if (at === undefined) plan.enqueue(fields.queue, json, jids[i]);
-        else plan.schedule(at, json, jids[i]);
-        results[i] = jids[i];
-        continue;
-      }
-      const payload = await this.applyMiddleware(
-        { ...fields, args: args as unknown[], jid: jids[i], created_at: created } as JobPayload,
-        job,
-      );
-      if (!payload) {
-        results[i] = null;
-        continue;
-      }
-      // A middleware may reroute the job, but to a queue a worker can listen to.
-      if (!isQueueName(payload.queue)) {
-        throw new PayloadError(
-          `Cannot push job ${className} as client middleware set 'queue' to ${
-            describe(payload.queue)
-          }: it must be ${QUEUE_NAME_RULE}`,
+      let json: string;
+      let queue = fields.queue;
+      let jid = jids[i];
+      if (direct) json = (at === undefined ? now! : later!)(args, jid);
+      else {
+        const payload = await this.applyMiddleware(
+          { ...fields, args: args as unknown[], jid, created_at: created } as JobPayload,
+          job,
         );
+        if (!payload) {
+          results[i] = null;
+          continue;
+        }
+        checkRewritten(payload, label);
+        if (at === undefined) payload.enqueued_at = created;
+        json = serializePayload(payload, this.#format);
+        queue = payload.queue;
+        jid = payload.jid;
       }
-      if (typeof payload.jid !== "string" || payload.jid === "") {
-        throw new PayloadError(
-          `Cannot push job ${className} as client middleware set 'jid' to ${
-            describe(payload.jid)
-          }: it must be a non-empty string`,
-        );
-      }
-      if (at === undefined) payload.enqueued_at = created;
-      const json = serializePayload(payload, this.#format);
-      this.#checkSize(json, className);
-      results[i] = payload.jid;
-      if (at === undefined) plan.enqueue(payload.queue, json, payload.jid);
-      else plan.schedule(at, json, payload.jid);
+      this.#checkSize(json, label);
+      results[i] = jid;
+      if (at === undefined) plan.enqueue(queue, json, jid);
+      else plan.schedule(at, json, jid);
     }
-    await plan.write(this.#transport, { keys: this.#keys, batchSize, className });
+    await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
     return results;
   }
 
@@ -290,6 +278,24 @@ export class Client implements JobPusher {
  */
 export function createClient(options: ClientOptions): Client {
   return new Client(options);
+}
+
+/** A middleware may reroute a job or give it a new jid, but to a queue a worker can listen to and a usable jid. */
+function checkRewritten(payload: JobPayload, label: string): void {
+  if (!isQueueName(payload.queue)) {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'queue' to ${
+        describe(payload.queue)
+      }: it must be ${QUEUE_NAME_RULE}`,
+    );
+  }
+  if (typeof payload.jid !== "string" || payload.jid === "") {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'jid' to ${
+        describe(payload.jid)
+      }: it must be a non-empty string`,
+    );
+  }
 }
 
 function positiveInt(name: string, value: number): number {

@@ -6,7 +6,8 @@
  * @module
  */
 import type { AnyJob } from "./job.ts";
-import { assertJsonSafe, type JobPayload } from "./payload.ts";
+import { assertJsonSafe } from "./json_safe.ts";
+import type { JobPayload } from "./payload.ts";
 import type { Transport } from "./transport/transport.ts";
 
 /** What a client middleware sees besides the payload. */

@@ -25,7 +25,8 @@
  */
 import { PayloadError } from "./errors.ts";
 import { type AnyJob, type JobOptions, type PushOptions, validateJobOptions } from "./job.ts";
-import { assertJsonSafe, describe } from "./payload.ts";
+import { assertJsonSafe } from "./json_safe.ts";
+import { describe } from "./payload.ts";
 import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 
 /** The latest a job may be scheduled: 100 years from now, in milliseconds. */

@@ -9,7 +9,8 @@ import {
   serializePayload,
   toEpochMs,
 } from "../mod.ts";
-import { assertJsonSafe, newJids } from "../src/payload.ts";
+import { assertJsonSafe } from "../src/json_safe.ts";
+import { newJids } from "../src/payload.ts";
 
 describe("payload", () => {
   it("writes a whole-second time with a fraction, so Ruby reads a Float, not Sidekiq 8 millis", () => {
@@ -137,7 +138,8 @@ describe("payload depth and unreadable input", () => {
       for (const format of ["seconds", "millis"] as const) {
         assert.throws(
           () => serializePayload({ class: "A", jid: "j1", queue: "q", args }, format),
-          (e: unknown) => e instanceof PayloadError && /^Cannot write job A j1 as /.test(e.message) && re.test(e.message),
+          (e: unknown) =>
+            e instanceof PayloadError && /^Cannot write job A j1 as /.test(e.message) && re.test(e.message),
           `${format} ${re}`,
         );
       }
