@@ -211,11 +211,12 @@ export class Client implements JobPusher {
       if (!Array.isArray(args)) {
         throw new PayloadError(`Cannot push job as args must be an array: current value is ${describe(args)}`);
       }
+      // JSON safety first: it bounds the depth a schema then walks.
+      assertJsonSafe(args, "args");
       if (job?.schema) {
         const checked = validateArgs(job, args);
         if (checked instanceof Promise) await checked;
       }
-      assertJsonSafe(args, "args");
       const at = Array.isArray(runAt) ? runAt[i] : runAt;
       let json: string;
       let queue = fields.queue;

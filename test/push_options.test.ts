@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, memoryTransport, PayloadError } from "../mod.ts";
+import * as v from "valibot";
+import { createClient, defineJob, memoryTransport, PayloadError } from "../mod.ts";
 import { MAX_SCHEDULE_AHEAD_MS, resolveRunAt } from "../src/push_options.ts";
 import { isQueueName } from "../src/queue_name.ts";
 
@@ -68,6 +69,14 @@ describe("push option rules", () => {
         `depth ${depth}`,
       );
     }
+    // A recursive schema never sees what JSON safety refused.
+    type Tree = unknown[];
+    const tree: v.GenericSchema<Tree> = v.array(v.lazy(() => tree));
+    const Nested = defineJob({ name: "Nested", args: v.tuple([tree]), perform() {} });
+    await assert.rejects(
+      client.push(Nested, [nested(5_000)]),
+      (e: unknown) => e instanceof PayloadError && /args nests more than 99 levels/.test(e.message),
+    );
     // The payload is level 1, args level 2: args holding a 98-deep array make 100 levels, Ruby's limit.
     await client.push("Deep", [nested(98)]);
     const raw = (await redis.call("RPOP", "queue:default")) as string;
