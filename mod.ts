@@ -32,7 +32,8 @@ export type {
   PushOptions,
   RetryInResult,
 } from "./src/job.ts";
-export { Client, createClient, resolveRunAt } from "./src/client.ts";
+export { Client, createClient } from "./src/client.ts";
+export { resolveRunAt } from "./src/push_options.ts";
 export type { BulkPushOptions, ClientOptions } from "./src/client.ts";
 export type { ClientMiddleware, ClientMiddlewareContext } from "./src/client_middleware.ts";
 export { createRegistry } from "./src/registry.ts";
@@ -40,6 +41,10 @@ export type { JobsInput, Registry } from "./src/registry.ts";
 export { parsePayload, serializePayload, toEpochMs } from "./src/payload.ts";
 export type { JobPayload, TimeFormat } from "./src/payload.ts";
 export { ConfigError, Discard, EdgekiqError, JobArgsError, PayloadError, TransportError } from "./src/errors.ts";
+export { PushError } from "./src/push_error.ts";
+export type { PushOutcome } from "./src/push_error.ts";
+export { globalId, keywords, performLater, rubySymbol } from "./src/activejob.ts";
+export type { PerformLaterOptions } from "./src/activejob.ts";
 export type { TransportErrorKind } from "./src/errors.ts";
 export { createLogger, silentLogger } from "./src/logger.ts";
 export type { LogFields, Logger, LoggerOptions, LogLevel } from "./src/logger.ts";
@@ -63,7 +68,7 @@ export { drain } from "./src/server/drain.ts";
 export type { DrainOptions, DrainResult } from "./src/server/drain.ts";
 export type { PollerOptions, PollResult } from "./src/server/poller.ts";
 export type { ServerMiddleware } from "./src/server/middleware.ts";
-export type { DeathHandler } from "./src/server/retry.ts";
+export type { DeathHandler } from "./src/dead_set_rules.ts";
 export { recoverOrphans } from "./src/server/recovery.ts";
 export type { RecoveryOptions, RecoveryResult } from "./src/server/recovery.ts";
 export { currentRuntime, runtimeKey } from "./src/runtime/detect.ts";

@@ -1,8 +1,10 @@
 /**
- * The client: push, bulk push and scheduling, with Sidekiq's wire behaviour
- * (`Client#atomic_push`): `SADD queues` + `LPUSH queue:<q>` in one MULTI, or
- * `ZADD schedule` scored by run time. Every check (schema, JSON safety, size)
- * happens before anything is written, so a rejected push writes nothing.
+ * The client: push and bulk push, now or scheduled, with Sidekiq's wire
+ * behaviour. Three modules do the work, one concept each: the option rules
+ * (`push_options.ts`), the wire format (`payload.ts`, whose serialiser the
+ * bulk path shares), and batching and writing (`push_plan.ts`). Every check
+ * (options, schema, JSON safety, size) happens before anything is written,
+ * so a rejected push writes nothing.
  *
  * @module
  */
@@ -10,16 +12,22 @@ import { type ClientMiddleware, runClientMiddleware } from "./client_middleware.
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
 import { type Keys, keys } from "./keys.ts";
+import { assertJsonSafe } from "./json_safe.ts";
 import {
-  assertJsonSafe,
   describe,
   type JobPayload,
   newJids,
+  payloadSerializer,
   serializePayload,
   type TimeFormat,
   wireTime,
 } from "./payload.ts";
-import type { Command, Transport } from "./transport/transport.ts";
+import { pushFields, pushTarget, runTimes } from "./push_options.ts";
+import { PushError } from "./push_error.ts";
+import { PushPlan } from "./push_plan.ts";
+import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
+import { sanitize } from "./sanitize.ts";
+import type { Transport } from "./transport/transport.ts";
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
@@ -46,8 +54,6 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
-/** Fields every push sets per job, after the shared ones. */
-const PER_JOB_FIELDS = ["args", "jid", "created_at", "enqueued_at"];
 
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
@@ -103,19 +109,31 @@ export class Client implements JobPusher {
 
   /**
    * Pushes one job. Returns its jid, or `null` if a middleware stopped it.
+   * A definition's `args` are checked against its argument tuple at compile
+   * time (and its schema at run time); a class name takes any JSON array.
+   * If Redis fails, rejects with its `TransportError` (with `maybeApplied`
+   * when the reply was lost).
    *
    * @example
    * ```ts
    * await client.push(HardJob, ["bob", 5], { queue: "critical", in: 30 });
+   * await client.push("RubyOnlyJob", [1, { any: "json" }]);
    * ```
    */
-  async push<In extends unknown[]>(
-    job: Job<In, unknown[]> | AnyJob | string,
-    args: In | readonly unknown[],
-    options: PushOptions = {},
-  ): Promise<string | null> {
-    const [jid] = await this.#pushMany(job, [args], options, 1);
-    return jid;
+  push<In extends unknown[], Out extends unknown[]>(
+    job: Job<In, Out>,
+    args: Readonly<NoInfer<In>>,
+    options?: PushOptions,
+  ): Promise<string | null>;
+  push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
+  async push(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<string | null> {
+    try {
+      const [jid] = await this.#pushMany(job, [args], options, 1);
+      return jid;
+    } catch (error) {
+      // One job, one batch: the Redis error itself says all there is.
+      throw error instanceof PushError && error.cause !== undefined ? error.cause : error;
+    }
   }
 
   /**
@@ -123,18 +141,32 @@ export class Client implements JobPusher {
    * in order (`null` where a middleware stopped a job).
    *
    * Every job is checked before anything is written, so bad input writes
-   * nothing. Each batch is atomic; if Redis refuses one, the call rejects
-   * with the batches before it written (and, on a transport that keeps call
-   * order, possibly the one batch already sent after it).
+   * nothing. Each batch (`batchSize` jobs, default 1,000) is one MULTI,
+   * written whole or not at all. If Redis refuses a batch or its reply is
+   * lost, nothing more is sent and the call rejects with a {@link PushError}
+   * whose `landed`, `failed` (with `maybeApplied`) and `notSent` list the
+   * jids of each kind. On a transport that keeps call order the batch
+   * after the failed one may already be on its way; it is waited for and
+   * listed where it belongs.
    *
    * @example
    * ```ts
    * const jids = await client.pushBulk(HardJob, [["a", 1], ["b", 2]], { queue: "bulk" });
    * ```
    */
-  pushBulk<In extends unknown[]>(
-    job: Job<In, unknown[]> | AnyJob | string,
-    argsList: ReadonlyArray<In | readonly unknown[]>,
+  pushBulk<In extends unknown[], Out extends unknown[]>(
+    job: Job<In, Out>,
+    argsList: ReadonlyArray<Readonly<NoInfer<In>>>,
+    options?: BulkPushOptions,
+  ): Promise<(string | null)[]>;
+  pushBulk(
+    job: string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options?: BulkPushOptions,
+  ): Promise<(string | null)[]>;
+  async pushBulk(
+    job: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions = {},
   ): Promise<(string | null)[]> {
     if (!Array.isArray(argsList)) {
@@ -142,12 +174,13 @@ export class Client implements JobPusher {
         `Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`,
       );
     }
-    if (Array.isArray(options.at) && options.at.length !== argsList.length) {
+    const batchSize = options.batchSize ?? this.#batchSize;
+    if (!Number.isInteger(batchSize) || batchSize <= 0) {
       throw new PayloadError(
-        `Cannot push jobs as 'at' must have one time per job: ${options.at.length} times for ${argsList.length} jobs`,
+        `Cannot push jobs as 'batchSize' must be a whole number > 0: current value is ${describe(batchSize)}`,
       );
     }
-    return this.#pushMany(job, argsList, options, options.batchSize ?? this.#batchSize);
+    return await this.#pushMany(job, argsList, options, batchSize);
   }
 
   async #pushMany(
@@ -156,145 +189,61 @@ export class Client implements JobPusher {
     options: BulkPushOptions,
     batchSize: number,
   ): Promise<(string | null)[]> {
-    const job = typeof jobOrName === "string" ? undefined : jobOrName;
-    const className = typeof jobOrName === "string" ? jobOrName : jobOrName?.name;
-    if (typeof className !== "string" || className === "") {
-      throw new PayloadError(
-        `Cannot push job as the job must be a defineJob() result or a class name: current value is ${
-          describe(jobOrName)
-        }`,
-      );
-    }
-    const queue = options.queue ?? job?.options.queue ?? "default";
-    if (typeof queue !== "string" || !/^[^\s,]+$/.test(queue)) {
-      throw new PayloadError(
-        `Cannot push job as 'queue' must be a non-empty string without spaces or commas: current value is ${
-          describe(queue)
-        }`,
-      );
-    }
-    const retry = options.retry ?? job?.options.retry ?? true;
-    if (typeof retry !== "boolean" && !(Number.isInteger(retry) && retry >= 0)) {
-      throw new PayloadError(`Cannot push job as 'retry' must be >= 0: current value is ${describe(retry)}`);
-    }
+    const target = pushTarget(jobOrName);
+    const { job, className } = target;
+    const label = sanitize(className, 100);
+    const fields = pushFields(target, options);
     const nowMs = Date.now();
-    const runAt = Array.isArray(options.at)
-      ? options.at.map((at) => resolveRunAt(at, undefined, nowMs))
-      : resolveRunAt(options.at as Date | number | undefined, options.in, nowMs);
-
-    // Phase 1: validate and serialise every job; nothing touches Redis yet.
-    const jids = newJids(argsList.length);
-    const base = this.#base(job, className, queue, retry, options.extra);
+    const runAt = runTimes(options, { count: argsList.length, nowMs });
     const created = wireTime(nowMs, this.#format);
-    // Without middleware every payload shares its fields but args and jid, so
-    // the common part is serialised once (bulk pushes spend their time here).
-    // `extra` naming a field the push sets itself takes the general path,
-    // where the push's own value wins, rather than writing the key twice.
-    const head = this.#middleware.length || PER_JOB_FIELDS.some((f) => f in base)
-      ? ""
-      : serializePayload(base as JobPayload, this.#format).slice(0, -1);
-    const createdText = this.#timeText(created);
-    const immediate = new Map<string, string[]>();
-    const scheduled: (string | number)[] = [];
+    const jids = newJids(argsList.length);
     const results: (string | null)[] = new Array(argsList.length);
+    const plan = new PushPlan();
+    // Without middleware every payload shares its fields but args and jid,
+    // so those are serialised once (bulk pushes spend their time here).
+    const direct = this.#middleware.length === 0;
+    const now = direct ? payloadSerializer(fields, { created_at: created, enqueued_at: created }, this.#format) : null;
+    const later = direct ? payloadSerializer(fields, { created_at: created }, this.#format) : null;
+
+    // Validate and serialise every job; nothing touches Redis until all pass.
     for (let i = 0; i < argsList.length; i++) {
       const args = argsList[i];
       if (!Array.isArray(args)) {
         throw new PayloadError(`Cannot push job as args must be an array: current value is ${describe(args)}`);
       }
+      // JSON safety first: it bounds the depth a schema then walks.
+      assertJsonSafe(args, "args");
       if (job?.schema) {
         const checked = validateArgs(job, args);
         if (checked instanceof Promise) await checked;
       }
-      assertJsonSafe(args, "args");
       const at = Array.isArray(runAt) ? runAt[i] : runAt;
       let json: string;
-      let target = queue;
-      if (head) {
-        json = `${head},"args":${JSON.stringify(args)},"jid":"${jids[i]}","created_at":${createdText}${
-          at === undefined ? `,"enqueued_at":${createdText}` : ""
-        }}`;
-        this.#checkSize(json, className);
-      } else {
+      let queue = fields.queue;
+      let jid = jids[i];
+      if (direct) json = (at === undefined ? now! : later!)(args, jid);
+      else {
         const payload = await this.applyMiddleware(
-          { ...base, args: args as unknown[], jid: jids[i], created_at: created } as JobPayload,
+          { ...fields, args: args as unknown[], jid, created_at: created } as JobPayload,
           job,
         );
         if (!payload) {
           results[i] = null;
           continue;
         }
+        checkRewritten(payload, label);
         if (at === undefined) payload.enqueued_at = created;
-        target = payload.queue;
-        json = this.#serialize(payload);
+        json = serializePayload(payload, this.#format);
+        queue = payload.queue;
+        jid = payload.jid;
       }
-      results[i] = jids[i];
-      if (at !== undefined) scheduled.push(at / 1000, json);
-      else {
-        const list = immediate.get(target);
-        if (list) list.push(json);
-        else immediate.set(target, [json]);
-      }
+      this.#checkSize(json, label);
+      results[i] = jid;
+      if (at === undefined) plan.enqueue(queue, json, jid);
+      else plan.schedule(at, json, jid);
     }
-
-    // Phase 2: write. Each batch is one MULTI, so a queue never has its SADD
-    // without its LPUSH.
-    const batches: Command[][] = [];
-    for (const [q, list] of immediate) {
-      for (let i = 0; i < list.length; i += batchSize) {
-        batches.push([["SADD", this.#keys.queues, q], ["LPUSH", this.#keys.queue(q), ...list.slice(i, i + batchSize)]]);
-      }
-    }
-    for (let i = 0; i < scheduled.length; i += batchSize * 2) {
-      batches.push([["ZADD", this.#keys.schedule, ...scheduled.slice(i, i + batchSize * 2)]]);
-    }
-    // Queue order across batches must hold. A transport that keeps call order
-    // gets the next batch while Redis applies the last one; others (MULTIs
-    // on separate connections, HTTP) one batch at a time.
-    let previous: Promise<unknown> | undefined;
-    for (const batch of batches) {
-      const sent = this.#transport.pipeline(batch, { atomic: true });
-      if (!this.#transport.ordered) await sent;
-      else {
-        // Awaited once the next batch is out; never left unobserved.
-        sent.catch(() => {});
-        if (previous) await previous;
-        previous = sent;
-      }
-    }
-    await previous;
+    await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
     return results;
-  }
-
-  #timeText(value: number): string {
-    return this.#format === "seconds" && Number.isInteger(value) ? `${value}.0` : String(value);
-  }
-
-  #base(
-    job: AnyJob | undefined,
-    className: string,
-    queue: string,
-    retry: boolean | number,
-    extra: Record<string, unknown> | undefined,
-  ): Omit<JobPayload, "args" | "jid"> {
-    const o = job?.options ?? {};
-    const base: Omit<JobPayload, "args" | "jid"> = { class: className, queue, retry };
-    if (o.retryQueue !== undefined) base.retry_queue = o.retryQueue;
-    if (o.retryFor !== undefined) base.retry_for = o.retryFor;
-    if (o.dead !== undefined) base.dead = o.dead;
-    if (o.backtrace !== undefined) base.backtrace = o.backtrace;
-    if (o.tags !== undefined) base.tags = [...o.tags];
-    if (extra) {
-      assertJsonSafe(extra, "extra");
-      Object.assign(base, extra);
-    }
-    return base;
-  }
-
-  #serialize(payload: JobPayload): string {
-    const json = serializePayload(payload, this.#format);
-    this.#checkSize(json, payload.class);
-    return json;
   }
 
   #checkSize(json: string, className: string): void {
@@ -332,45 +281,22 @@ export function createClient(options: ClientOptions): Client {
   return new Client(options);
 }
 
-/**
- * Turns `at` / `in` into epoch milliseconds, or undefined for "now".
- * Sidekiq's rule: a number below 1e9 is an interval, not a time, and a time
- * at or before now means now.
- *
- * @example
- * ```ts
- * resolveRunAt(undefined, 60, Date.now()); // one minute from now, in ms
- * resolveRunAt(5, undefined, Date.now());  // 5 s from now (below 1e9)
- * ```
- */
-export function resolveRunAt(
-  at: Date | number | undefined,
-  inSeconds: number | undefined,
-  nowMs: number,
-): number | undefined {
-  let ms: number | undefined;
-  if (at !== undefined && inSeconds !== undefined) {
-    throw new PayloadError("Cannot push job as 'at' and 'in' are both set: give one");
+/** A middleware may reroute a job or give it a new jid, but to a queue a worker can listen to and a usable jid. */
+function checkRewritten(payload: JobPayload, label: string): void {
+  if (!isQueueName(payload.queue)) {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'queue' to ${
+        describe(payload.queue)
+      }: it must be ${QUEUE_NAME_RULE}`,
+    );
   }
-  if (at instanceof Date) {
-    ms = at.getTime();
-    if (Number.isNaN(ms)) throw new PayloadError("Cannot push job as 'at' is an invalid Date");
-  } else if (at !== undefined) {
-    if (typeof at !== "number" || !Number.isFinite(at)) {
-      throw new PayloadError(
-        `Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describe(at)}`,
-      );
-    }
-    ms = at < 1e9 ? nowMs + at * 1000 : at * 1000;
-  } else if (inSeconds !== undefined) {
-    if (typeof inSeconds !== "number" || !Number.isFinite(inSeconds)) {
-      throw new PayloadError(
-        `Cannot push job as 'in' must be a number of seconds: current value is ${describe(inSeconds)}`,
-      );
-    }
-    ms = nowMs + inSeconds * 1000;
+  if (typeof payload.jid !== "string" || payload.jid === "") {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'jid' to ${
+        describe(payload.jid)
+      }: it must be a non-empty string`,
+    );
   }
-  return ms !== undefined && ms > nowMs ? ms : undefined;
 }
 
 function positiveInt(name: string, value: number): number {

@@ -6,7 +6,8 @@
  * @module
  */
 import type { AnyJob } from "./job.ts";
-import { assertJsonSafe, type JobPayload } from "./payload.ts";
+import { assertJsonSafe } from "./json_safe.ts";
+import type { JobPayload } from "./payload.ts";
 import type { Transport } from "./transport/transport.ts";
 
 /** What a client middleware sees besides the payload. */
@@ -41,7 +42,8 @@ export type ClientMiddleware = (
 /**
  * Runs `chain` over a payload. Resolves to the payload to write (the last
  * one passed to `next`), or `null` if a middleware returned without calling
- * `next`. A rewritten payload's args are checked for JSON safety again.
+ * `next`. Every field of the final payload is checked for JSON safety (a
+ * middleware may have added a Date, say), so what is written reads back the same.
  *
  * @example
  * ```ts
@@ -62,6 +64,11 @@ export async function runClientMiddleware(
     await chain[index](current, ctx, (next) => step(index + 1, next ?? current));
   };
   await step(0, payload);
-  if (final) assertJsonSafe((final as JobPayload).args, "args");
+  if (final) {
+    // Middleware may add or rewrite any field: check them all, as a push checks its own.
+    const out = final as JobPayload;
+    // An undefined field is left out of the JSON, as a deletion would be.
+    for (const field of Object.keys(out)) if (out[field] !== undefined) assertJsonSafe(out[field], field);
+  }
   return final;
 }

@@ -108,7 +108,7 @@ export class ConfigError extends EdgekiqError {}
  * ```
  */
 export class JobArgsError extends EdgekiqError {
-  /** Each problem: a dotted path (`args[0].email`) and a message. */
+  /** Each problem (the first 20): a dotted path (`args[0].email`) and a short, escaped message. */
   readonly issues: ReadonlyArray<{ path: string; message: string }>;
   constructor(
     message: string,

@@ -11,6 +11,8 @@
 import { ConfigError, JobArgsError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { describe, type JobPayload } from "./payload.ts";
+import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
+import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 import type { StandardSchemaV1 } from "./standard_schema.ts";
 
 /** What `perform` receives besides its arguments. */
@@ -65,9 +67,18 @@ export interface JobOptions {
   retriesExhausted?: (job: JobPayload, error: unknown) => "discard" | void | Promise<"discard" | void>;
 }
 
-/** Anything that can push a job: a `Client`. */
+/**
+ * Anything that can push a job: a `Client`. A definition's arguments are
+ * checked against its input tuple at compile time; a class name takes any
+ * arguments (another process defines them).
+ */
 export interface JobPusher {
-  push(job: AnyJob | string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
+  push<In extends unknown[], Out extends unknown[]>(
+    job: Job<In, Out>,
+    args: Readonly<NoInfer<In>>,
+    options?: PushOptions,
+  ): Promise<string | null>;
+  push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
 }
 
 /** Where and when to push. */
@@ -80,7 +91,14 @@ export interface PushOptions {
   in?: number;
   /** Overrides the job's retry option for this push. */
   retry?: boolean | number;
-  /** Extra payload fields for this push (kept as they are). */
+  /**
+   * Extra payload fields for this push, kept as they are (`tenant`, `bid`,
+   * `wrapped`). Fields the push sets itself (`class`, `args`, `jid`,
+   * `queue`, `retry`, `created_at`, `enqueued_at`, the retry bookkeeping) are
+   * refused with a PayloadError naming the option to use; Sidekiq's
+   * `retry_queue`, `retry_for`, `dead`, `backtrace` and `tags` are checked
+   * as `defineJob` checks them.
+   */
   extra?: Record<string, unknown>;
 }
 
@@ -147,8 +165,12 @@ export function defineJob(
   spec: JobSpec<unknown[]> | JobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>>,
 ): AnyJob {
   const name = spec.name;
-  if (typeof name !== "string" || name.trim() === "") {
-    throw new ConfigError(`Cannot define job as 'name' must be a non-empty string: current value is ${describe(name)}`);
+  if (typeof name !== "string" || name.trim() === "" || hasUnsafeChars(name)) {
+    throw new ConfigError(
+      `Cannot define job as 'name' must be a non-empty string without control characters: current value is ${
+        describe(name)
+      }`,
+    );
   }
   const fail = (what: string, value: unknown) =>
     new ConfigError(`Cannot define job ${name} as ${what}: current value is ${describe(value)}`);
@@ -183,9 +205,7 @@ export function validateJobOptions(
 ): JobOptions {
   const o: JobOptions = {};
   if (spec.queue !== undefined) {
-    if (typeof spec.queue !== "string" || !/^[^\s,]+$/.test(spec.queue)) {
-      throw fail("'queue' must be a non-empty string without spaces or commas", spec.queue);
-    }
+    if (!isQueueName(spec.queue)) throw fail(`'queue' must be ${QUEUE_NAME_RULE}`, spec.queue);
     o.queue = spec.queue;
   }
   if (spec.retry !== undefined) {
@@ -196,14 +216,13 @@ export function validateJobOptions(
     o.retry = spec.retry;
   }
   if (spec.retryQueue !== undefined) {
-    if (typeof spec.retryQueue !== "string" || spec.retryQueue === "") {
-      throw fail("'retryQueue' must be a non-empty string", spec.retryQueue);
-    }
+    // Retries go to this queue: a worker must be able to listen to it.
+    if (!isQueueName(spec.retryQueue)) throw fail(`'retryQueue' must be ${QUEUE_NAME_RULE}`, spec.retryQueue);
     o.retryQueue = spec.retryQueue;
   }
   if (spec.retryFor !== undefined) {
-    if (typeof spec.retryFor !== "number" || !(spec.retryFor > 0)) {
-      throw fail("'retryFor' must be > 0 seconds", spec.retryFor);
+    if (typeof spec.retryFor !== "number" || !(spec.retryFor > 0) || !Number.isFinite(spec.retryFor)) {
+      throw fail("'retryFor' must be > 0 seconds and finite", spec.retryFor);
     }
     o.retryFor = spec.retryFor;
   }
@@ -250,11 +269,20 @@ export function validateArgs(job: AnyJob, args: readonly unknown[]): unknown[] |
   return result instanceof Promise ? result.then((r) => unwrap(job, r)) : unwrap(job, result);
 }
 
+/** How much of each schema message is kept: schema libraries quote the received value, which may be huge or hostile. */
+const ISSUE_TEXT = 200;
+
 function unwrap(job: AnyJob, result: StandardSchemaV1.Result<unknown[]>): unknown[] {
   if (!result.issues) return result.value;
-  const issues = result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message }));
+  // At most 20 issues, each a short escaped excerpt: this message is logged
+  // and stored as the dead job's error_message.
+  const issues = result.issues.slice(0, 20).map((issue) => ({
+    path: sanitize(issuePath(issue), ISSUE_TEXT),
+    message: sanitize(String(issue.message), ISSUE_TEXT),
+  }));
+  const more = result.issues.length > issues.length ? ` (and ${result.issues.length - issues.length} more)` : "";
   const list = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
-  throw new JobArgsError(`Invalid arguments for job ${job.name}: ${list}`, issues);
+  throw new JobArgsError(`Invalid arguments for job ${job.name}: ${list}${more}`, issues);
 }
 
 function issuePath(issue: StandardSchemaV1.Issue): string {

@@ -6,6 +6,8 @@
  * @module
  */
 import { PayloadError } from "./errors.ts";
+import { MAX_NESTING, nestedDeeperThan } from "./json_safe.ts";
+import { sanitize } from "./sanitize.ts";
 
 /**
  * A job as it lives in Redis. Known fields are typed; unknown ones (from Ruby,
@@ -105,7 +107,9 @@ export function toEpochMs(value: number): number {
  * Serialises a payload. Top-level time fields that are whole numbers in
  * seconds mode get an explicit `.0`: Ruby parses `1700000000` as an Integer,
  * and Sidekiq 8 reads an Integer time as milliseconds, which would put the
- * job in 1970. `1700000000.0` is a Float to every Sidekiq.
+ * job in 1970. `1700000000.0` is a Float to every Sidekiq. Throws a
+ * {@link PayloadError} (never a bare `RangeError` or `TypeError`) for a
+ * payload JSON cannot hold.
  *
  * @example
  * ```ts
@@ -114,14 +118,54 @@ export function toEpochMs(value: number): number {
  * ```
  */
 export function serializePayload(payload: JobPayload, format: TimeFormat): string {
-  if (format === "millis") return JSON.stringify(payload);
-  let out = "{";
-  let first = true;
-  for (const field in payload) {
-    const value = payload[field];
+  try {
+    return format === "millis" ? JSON.stringify(payload) : `{${fieldsJson(payload)}}`;
+  } catch (error) {
+    throw unserialisable(payload, error);
+  }
+}
+
+/**
+ * A serialiser for many payloads that differ only in `args` and `jid`, as a
+ * bulk push writes them: the shared fields are serialised once (with the
+ * same time rule as {@link serializePayload}), `head` before `args` and
+ * `jid`, `tail` after them. The result is the text `serializePayload` gives
+ * for `{ ...head, args, jid, ...tail }`. `args` must have passed
+ * {@link assertJsonSafe}, and `jid` must need no JSON escaping (a
+ * {@link newJids} jid, 24 hex digits, is written as it is: a bulk push
+ * serialises 100,000 of them).
+ *
+ * @example
+ * ```ts
+ * const write = payloadSerializer({ class: "A", queue: "q" }, { created_at: 1700000000 }, "seconds");
+ * write([1], "abc"); // '{"class":"A","queue":"q","args":[1],"jid":"abc","created_at":1700000000.0}'
+ * ```
+ */
+export function payloadSerializer(
+  head: Readonly<Record<string, unknown>>,
+  tail: Readonly<Record<string, unknown>>,
+  format: TimeFormat,
+): (args: readonly unknown[], jid: string) => string {
+  const headJson = format === "millis" ? JSON.stringify(head).slice(1, -1) : fieldsJson(head);
+  const tailJson = format === "millis" ? JSON.stringify(tail).slice(1, -1) : fieldsJson(tail);
+  const before = `{${headJson}${headJson ? "," : ""}"args":`;
+  const after = `${tailJson ? "," : ""}${tailJson}}`;
+  return (args, jid) => {
+    try {
+      return `${before}${JSON.stringify(args)},"jid":"${jid}"${after}`;
+    } catch (error) {
+      throw unserialisable({ ...head, args, jid } as JobPayload, error);
+    }
+  };
+}
+
+/** `"field":value` pairs, comma-separated, with the `.0` rule for seconds. */
+function fieldsJson(fields: Readonly<Record<string, unknown>>): string {
+  let out = "";
+  for (const field in fields) {
+    const value = fields[field];
     if (value === undefined) continue;
-    if (!first) out += ",";
-    first = false;
+    if (out) out += ",";
     out += JSON.stringify(field) + ":";
     // Only seconds-sized values: a Sidekiq 8 job's integer milliseconds stay
     // integers, or Ruby would read them as seconds millennia from now.
@@ -129,12 +173,24 @@ export function serializePayload(payload: JobPayload, format: TimeFormat): strin
       ? `${value}.0`
       : JSON.stringify(value);
   }
-  return out + "}";
+  return out;
+}
+
+function unserialisable(payload: Partial<JobPayload>, error: unknown): PayloadError {
+  const detail = sanitize(error instanceof Error ? error.message : String(error), 120);
+  // A RangeError here is the runtime's stack running out inside JSON.stringify.
+  const why = error instanceof RangeError ? `it is nested too deeply (${detail})` : `JSON cannot hold it (${detail})`;
+  return new PayloadError(
+    `Cannot write job ${sanitize(String(payload.class), 100)} ${sanitize(String(payload.jid), 40)} as ${why}`,
+    { cause: error },
+  );
 }
 
 /**
  * Parses a raw payload, or throws a {@link PayloadError} saying what is wrong
- * with it (this reason is what a bad payload carries into the dead set).
+ * with it (this reason is what a bad payload carries into the dead set):
+ * not JSON, not an object, missing `class`/`args`/`jid`, or nested deeper
+ * than {@link MAX_NESTING}. Never throws anything but a `PayloadError`.
  *
  * @example
  * ```ts
@@ -146,12 +202,19 @@ export function parsePayload(raw: string): JobPayload {
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new PayloadError(`Cannot read job as its payload is not valid JSON: ${(error as Error).message}`, {
-      cause: error,
-    });
+    const why = error instanceof RangeError
+      ? "it is nested too deeply to read"
+      : `its payload is not valid JSON: ${sanitize((error as Error)?.message ?? String(error), 200)}`;
+    throw new PayloadError(`Cannot read job as ${why}`, { cause: error });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new PayloadError(`Cannot read job as its payload is not a JSON object: ${describe(value)}`);
+  }
+  // A payload of n levels has at least 2n characters: short ones (most) skip the walk.
+  if (raw.length > 2 * MAX_NESTING && nestedDeeperThan(value, MAX_NESTING)) {
+    throw new PayloadError(
+      `Cannot read job as its payload nests more than ${MAX_NESTING} levels deep (Ruby's JSON limit, which Sidekiq uses)`,
+    );
   }
   const job = value as Record<string, unknown>;
   if (typeof job.class !== "string" || job.class === "") {
@@ -170,83 +233,6 @@ export function parsePayload(raw: string): JobPayload {
 }
 
 /**
- * Checks that a value survives a JSON round trip unchanged, as Sidekiq's
- * `strict_args!` does, and throws a {@link PayloadError} naming the first
- * offending path otherwise (`args[1].when is a Date`).
- *
- * @example
- * ```ts
- * assertJsonSafe([1, { when: new Date() }], "args");
- * // PayloadError: Cannot push job as args[1].when is a Date: ...
- * ```
- */
-export function assertJsonSafe(value: unknown, path: string): void {
-  const problem = findUnsafe(value, []);
-  if (problem) {
-    throw new PayloadError(
-      `Cannot push job as ${path}${problem}: job arguments must be JSON-native (string, finite number, boolean, null, array, plain object)`,
-    );
-  }
-}
-
-/**
- * The first non-JSON value under `value`, as a path suffix and a description
- * (`[1].when is a Date`), or undefined. Paths are built only on the way back
- * from a problem: a valid value (every push) allocates nothing but the stack
- * of containers, which guards against cycles.
- */
-function findUnsafe(value: unknown, stack: object[]): string | undefined {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return undefined;
-    case "number":
-      return Number.isFinite(value) ? undefined : ` is ${value}`;
-    case "undefined":
-      return " is undefined";
-    case "bigint":
-      return " is a bigint";
-    case "function":
-      return " is a function";
-    case "symbol":
-      return " is a symbol";
-  }
-  if (value === null) return undefined;
-  const obj = value as object;
-  if (stack.includes(obj)) return " is a circular reference";
-  stack.push(obj);
-  try {
-    if (Array.isArray(obj)) {
-      for (let i = 0; i < obj.length; i++) {
-        const p = findUnsafe(obj[i], stack);
-        if (p) return `[${i}]${p}`;
-      }
-      return undefined;
-    }
-    const proto = Object.getPrototypeOf(obj);
-    if (proto !== Object.prototype && proto !== null) {
-      return ` is ${article(obj.constructor?.name ?? "non-plain object")}`;
-    }
-    if (Object.getOwnPropertySymbols(obj).length > 0) return " has a symbol key";
-    for (const key of Object.keys(obj)) {
-      const p = findUnsafe((obj as Record<string, unknown>)[key], stack);
-      if (p) return `${propPath(key)}${p}`;
-    }
-    return undefined;
-  } finally {
-    stack.pop();
-  }
-}
-
-function propPath(key: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-function article(name: string): string {
-  return `${/^[AEIOU]/i.test(name) ? "an" : "a"} ${name}`;
-}
-
-/**
  * Describes a value for an error message: short, with its type.
  *
  * @example
@@ -255,14 +241,21 @@ function article(name: string): string {
  * ```
  */
 export function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value);
-  if (value === undefined) return "undefined";
-  if (typeof value === "bigint") return `${value}n`;
-  if (typeof value === "function") return "a function";
-  try {
-    const s = JSON.stringify(value);
-    return s.length > 60 ? s.slice(0, 57) + "..." : s;
-  } catch {
-    return String(value);
+  let text: string;
+  if (typeof value === "string") text = JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value);
+  else if (value === undefined) text = "undefined";
+  else if (typeof value === "number") text = String(value); // NaN and Infinity, not JSON's "null"
+  else if (typeof value === "bigint") text = `${value}n`;
+  else if (typeof value === "function") text = "a function";
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      // Cyclic, too deep, or a BigInt inside: say what kind of thing it is.
+      text = Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : String(value);
+    }
+    if (text.length > 60) text = text.slice(0, 57) + "...";
   }
+  // JSON escapes C0 controls; C1 and bidi marks still need it.
+  return sanitize(text, 80);
 }

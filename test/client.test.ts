@@ -1,7 +1,8 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { createClient, defineJob, JobArgsError, PayloadError, type Transport } from "../mod.ts";
+import { createClient, defineJob, JobArgsError, PayloadError, type Transport, TransportError } from "../mod.ts";
+import { PushError } from "../src/push_error.ts";
 import { matrix } from "./support/matrix.ts";
 
 const HardJob = defineJob({
@@ -86,9 +87,33 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(oldest.args, ["n0", 0]);
     });
 
-    it("lets the push's own jid, args and times win over the same names in 'extra', each written once", async () => {
+    it("refuses fields the push sets itself in 'extra', checks Sidekiq options there, keeps the rest", async () => {
       const client = createClient({ transport: redis });
-      const extra = { jid: "not-mine", created_at: 1, enqueued_at: 2, args: ["x"], tenant: "t1" };
+      for (const field of ["jid", "args", "class", "created_at", "enqueued_at", "queue", "retry", "at"]) {
+        await assert.rejects(
+          client.pushBulk("Extra", [[1]], { extra: { [field]: "x" } }),
+          (e: unknown) => e instanceof PayloadError && e.message.includes(`'extra' must not set '${field}'`),
+          field,
+        );
+      }
+      await assert.rejects(
+        client.push("Extra", [1], { extra: { retry_queue: "no such queue" } }),
+        /'extra.retry_queue' \('retryQueue' must be a non-empty string without spaces/,
+      );
+      await assert.rejects(client.push("Extra", [1], { extra: { retry_for: -5 } }), /'retryFor' must be > 0/);
+      await assert.rejects(
+        client.push("Extra", [1], { extra: { retry_count: -1e300 } }),
+        /'extra.retry_count' must be a whole number >= 0: current value is -1e\+300/,
+      );
+      await assert.rejects(
+        client.push("Extra", [1], { extra: { failed_at: "yesterday" } }),
+        /'extra.failed_at' must be/,
+      );
+      await assert.rejects(client.push("Extra", [1], { queue: "two words" }), /'queue' must be a non-empty string/);
+      await assert.rejects(client.push("Extra", [1], { retry: -1 }), /'retry' must be >= 0: current value is -1/);
+      assert.equal(await redis.call("EXISTS", "queues", "queue:default", "queue:no such queue"), 0);
+
+      const extra = { tenant: "t1", retry_queue: "slow", tags: ["a"] };
       const jids = await client.pushBulk("Extra", [[1], [2]], { extra });
       const raws = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).reverse();
       for (const [i, raw] of raws.entries()) {
@@ -98,7 +123,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         const job = JSON.parse(raw);
         assert.equal(job.jid, jids[i]);
         assert.deepEqual(job.args, [i + 1]);
-        assert.equal(job.tenant, "t1");
+        assert.deepEqual([job.tenant, job.retry_queue, job.tags], ["t1", "slow", ["a"]]);
         assert.ok(job.created_at > 1e9 && job.enqueued_at === job.created_at);
       }
     });
@@ -111,7 +136,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(order, Array.from({ length: 1000 }, (_, i) => i));
     });
 
-    it("rejects a bulk push whose batch fails, with batches already on their way settled", async () => {
+    it("rejects a bulk push whose batch fails with a PushError listing landed, failed and unsent jids", async () => {
       let calls = 0;
       const failing: Transport = {
         kind: redis.kind,
@@ -127,10 +152,63 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         },
       };
       const client = createClient({ transport: failing, bulkBatchSize: 10 });
-      await assert.rejects(client.pushBulk("Batched", Array.from({ length: 60 }, (_, i) => [i])), /batch 3 refused/);
-      const written = Number(await redis.call("LLEN", "queue:default"));
+      const pushed = client.pushBulk("Batched", Array.from({ length: 60 }, (_, i) => [i]));
+      const error = await pushed.then(() => assert.fail("resolved"), (e: unknown) => e as PushError);
+      assert.ok(error instanceof PushError, String(error));
+      assert.match(error.message, /batch 3 of 6 failed \(batch 3 refused\)/);
+      assert.equal((error.cause as Error).message, "batch 3 refused");
+      const raws = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).reverse();
+      const written = raws.map((raw) => JSON.parse(raw));
       // Batches 1-2 landed; with call order kept, batch 4 was already sent when 3 failed.
-      assert.equal(written, redis.ordered ? 30 : 20);
+      assert.equal(written.length, redis.ordered ? 30 : 20);
+      const jidsOf = (from: number, to: number) =>
+        written.filter((j) => j.args[0] >= from && j.args[0] < to).map((j) => j.jid as string);
+      assert.deepEqual(error.landed, written.map((j) => j.jid));
+      assert.deepEqual(written.map((j) => j.args[0]), [
+        ...Array.from({ length: 20 }, (_, i) => i),
+        ...(redis.ordered ? Array.from({ length: 10 }, (_, i) => 30 + i) : []),
+      ]);
+      assert.equal(error.failed.length, 10);
+      assert.equal(error.maybeApplied, true, "a plain Error says nothing about the outcome");
+      assert.equal(error.notSent.length, redis.ordered ? 20 : 30);
+      assert.equal(new Set([...error.landed, ...error.failed, ...error.notSent]).size, 60);
+      for (const jid of [...error.failed, ...error.notSent]) assert.ok(!jidsOf(0, 60).includes(jid));
+    });
+
+    it("a wrongtype queue in the middle of a bulk push: the other batches' jids are reported exactly", async () => {
+      // Jobs 0-9 go to queue a, 10-19 to "broken" (a string key), 20-29 to c, 30-39 to d.
+      await redis.call("SET", "queue:broken", "not a list");
+      const route = ["a", "broken", "c", "d"];
+      const jids: string[] = [];
+      const client = createClient({
+        transport: redis,
+        bulkBatchSize: 10,
+        middleware: [(payload, _ctx, next) => {
+          const i = payload.args[0] as number;
+          payload.queue = route[Math.floor(i / 10)];
+          jids[i] = payload.jid;
+          return next();
+        }],
+      });
+      const error = await client.pushBulk("Routed", Array.from({ length: 40 }, (_, i) => [i])).then(
+        () => assert.fail("resolved"),
+        (e: unknown) => e as PushError,
+      );
+      assert.ok(error instanceof PushError, String(error));
+      assert.ok(error.cause instanceof TransportError && error.cause.kind === "wrongtype", String(error.cause));
+      assert.equal(error.maybeApplied, false, "Redis refused the batch: none of it was written");
+      const listed = async (queue: string) =>
+        ((await redis.call("LRANGE", `queue:${queue}`, 0, -1)) as string[]).reverse().map((raw) => JSON.parse(raw));
+      const a = await listed("a");
+      const c = await listed("c");
+      assert.deepEqual(a.map((j) => j.args[0]), Array.from({ length: 10 }, (_, i) => i));
+      // The batch after the failed one was on its way only where call order is kept.
+      assert.deepEqual(c.map((j) => j.args[0]), redis.ordered ? Array.from({ length: 10 }, (_, i) => 20 + i) : []);
+      assert.equal(await redis.call("LLEN", "queue:d"), 0);
+      assert.deepEqual(error.landed, [...a, ...c].map((j) => j.jid));
+      assert.deepEqual(error.landed, [...jids.slice(0, 10), ...(redis.ordered ? jids.slice(20, 30) : [])]);
+      assert.deepEqual(error.failed, jids.slice(10, 20));
+      assert.deepEqual(error.notSent, redis.ordered ? jids.slice(30) : jids.slice(20));
     });
 
     it("rejects schema failures, unsafe args and oversize payloads, writing nothing", async () => {

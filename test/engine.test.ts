@@ -325,7 +325,7 @@ for (const target of matrix()) {
       let ran = 0;
       const Skipped = defineJob({
         name: "Skipped",
-        perform() {
+        perform(_ctx, _n: number) {
           ran++;
         },
       });

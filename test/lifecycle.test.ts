@@ -26,7 +26,7 @@ for (const target of matrix()) {
       const gate = new Promise<void>((r) => (release = r));
       const Busy = defineJob({
         name: "Busy",
-        async perform() {
+        async perform(_ctx, _n: number) {
           await gate;
         },
       });

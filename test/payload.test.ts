@@ -9,7 +9,8 @@ import {
   serializePayload,
   toEpochMs,
 } from "../mod.ts";
-import { assertJsonSafe, newJids } from "../src/payload.ts";
+import { assertJsonSafe } from "../src/json_safe.ts";
+import { newJids } from "../src/payload.ts";
 
 describe("payload", () => {
   it("writes a whole-second time with a fraction, so Ruby reads a Float, not Sidekiq 8 millis", () => {
@@ -102,5 +103,65 @@ describe("defineJob and the registry", () => {
       assert.equal(registry.get(name), undefined);
     }
     assert.throws(() => createRegistry([A, defineJob({ name: "A", perform() {} })]), /twice/);
+  });
+});
+
+describe("payload depth and unreadable input", () => {
+  const deepJson = (depth: number) => `{"class":"A","jid":"j","args":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+
+  it("parsePayload throws a PayloadError, never a RangeError, for a payload nested too deeply", () => {
+    for (const depth of [101, 5_000, 1_000_000]) {
+      assert.throws(
+        () => parsePayload(deepJson(depth)),
+        (e: unknown) => e instanceof PayloadError && /nests more than 100 levels deep/.test(e.message),
+        `depth ${depth}`,
+      );
+    }
+    assert.deepEqual(parsePayload(deepJson(100)).args.flat(Infinity), []);
+  });
+
+  it("serialising a payload JSON cannot hold throws a PayloadError naming the job", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    // What a runtime's JSON.stringify throws when its stack runs out (V8 near 5,000 levels).
+    const overflow = {
+      toJSON() {
+        throw new RangeError("Maximum call stack size exceeded");
+      },
+    };
+    const cases: Array<[unknown[], RegExp]> = [
+      [[cyclic], /JSON cannot hold it \(.*(circular|cyclic)/i],
+      [[1n], /JSON cannot hold it \(.*BigInt/i],
+      [[overflow], /nested too deeply \(Maximum call stack size exceeded\)/],
+    ];
+    for (const [args, re] of cases) {
+      for (const format of ["seconds", "millis"] as const) {
+        assert.throws(
+          () => serializePayload({ class: "A", jid: "j1", queue: "q", args }, format),
+          (e: unknown) =>
+            e instanceof PayloadError && /^Cannot write job A j1 as /.test(e.message) && re.test(e.message),
+          `${format} ${re}`,
+        );
+      }
+    }
+    // However deep, serialising either works or throws a PayloadError: never a bare RangeError.
+    let deep: unknown[] = [];
+    for (let i = 0; i < 300_000; i++) deep = [deep];
+    try {
+      serializePayload({ class: "A", jid: "j1", queue: "q", args: [deep] }, "seconds");
+    } catch (e) {
+      assert.ok(e instanceof PayloadError, String(e));
+    }
+  });
+
+  it("describes any value in a short, escaped excerpt", async () => {
+    const { describe: describeValue } = await import("../src/payload.ts");
+    let deep: unknown[] = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    for (let i = 0; i < 300_000; i++) deep = [deep];
+    assert.ok(describeValue(deep).length <= 80);
+    assert.equal(describeValue(NaN), "NaN");
+    assert.equal(describeValue("\u009b2J" + "x".repeat(100)).includes("\u009b"), false);
+    assert.ok(describeValue({ big: "x".repeat(1_000_000) }).length <= 80);
   });
 });

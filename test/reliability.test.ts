@@ -118,7 +118,7 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
       assert.ok(redis.counters.commands - before < 10, `commands: ${redis.counters.commands - before}`);
       assert.equal(result.promoted, 2);
       assert.equal(await raw.zcard("schedule"), 0);
-      assert.deepEqual(await raw.zrangeBuffer("dead", 0, -1), [bad], "buried byte for byte");
+      assert.deepEqual(await raw.zrangeBuffer("dead", "0", "-1"), [bad], "buried byte for byte");
       assert.equal(JSON.parse((await raw.rpop("queue:default"))!).jid, "ok");
     } finally {
       raw.disconnect();

@@ -8,8 +8,8 @@
 import type { Client } from "../client.ts";
 import type { JobPayload } from "../payload.ts";
 import { serializePayload } from "../payload.ts";
-import { DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS } from "../server/retry.ts";
-import { bury, notifyDeath } from "./moves.ts";
+import { buryPayloads, DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS } from "../dead_set_rules.ts";
+import { notifyDeath } from "./moves.ts";
 import { JobSet, type JobSetOptions } from "./sorted_set.ts";
 import { formatOf, invalid } from "./util.ts";
 
@@ -63,7 +63,7 @@ export class DeadSet extends JobSet {
     else if (typeof job === "object" && job !== null && !Array.isArray(job)) {
       raw = serializePayload(job, formatOf(job, this.client.timeFormat));
     } else throw invalid("kill job", "job", "a raw job string or a payload object", job);
-    await bury(this.client, [raw]);
+    await buryPayloads(this.client, [raw]);
     if (options.notifyFailure !== false) {
       await notifyDeath(this.deathHandlers, raw, options.error ?? new Error("Job killed by API"));
     }

@@ -8,7 +8,7 @@
  */
 import type { Client } from "../client.ts";
 import { type JobPayload, parsePayload, serializePayload, wireTime } from "../payload.ts";
-import { DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS, deadCommands, type DeathHandler } from "../server/retry.ts";
+import { deadTrim, type DeathHandler } from "../dead_set_rules.ts";
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 import { formatOf } from "./util.ts";
@@ -179,22 +179,9 @@ export async function killFromSet(client: Client, setKey: string, raws: readonly
   const flags = await client.transport.script(
     KILL_ENTRIES,
     [setKey, client.keys.dead],
-    [now, now - DEAD_TIMEOUT_SECONDS, -(DEAD_MAX_JOBS + 1), ...raws],
+    [now, ...deadTrim(now), ...raws],
   );
   return raws.map((_, i) => flags[i] === true);
-}
-
-/**
- * Adds raw jobs to the dead set and trims it, in one MULTI (Sidekiq's
- * `DeadSet#kill` without the handlers).
- *
- * @example
- * ```ts
- * await bury(client, [raw]);
- * ```
- */
-export async function bury(client: Client, raws: readonly string[]): Promise<void> {
-  await client.transport.pipeline(deadCommands(client.keys, raws, Date.now() / 1000), { atomic: true });
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import type { DeathHandler } from "../server/retry.ts";
+import type { DeathHandler } from "../dead_set_rules.ts";
 import { drainSet, enqueueFromSet, killFromSet, notifyDeath } from "./moves.ts";
 import { SortedEntry } from "./sorted_entry.ts";
 import { checkJid, checkPage, invalid, num, pairs, zscan } from "./util.ts";

@@ -27,19 +27,13 @@ export function arr(reply: RedisReply | undefined): RedisReply[] {
 }
 
 /**
- * Member/value pairs from a WITHSCORES, HGETALL or ZSCAN reply: flat
- * (`[m1, s1, m2, s2]`, RESP2) or nested (`[[m1, s1], ...]`, RESP3).
+ * Member/value pairs from a WITHSCORES, HGETALL or ZSCAN reply. Every
+ * transport returns these flat (`[m1, s1, m2, s2]`, RESP2's shape; the
+ * Bun adapter flattens RESP3's nested pairs), so this only pairs them up.
  */
 export function pairs(reply: RedisReply | undefined): [string, RedisReply][] {
   const list = arr(reply);
   const out: [string, RedisReply][] = [];
-  if (list.length > 0 && Array.isArray(list[0])) {
-    for (const pair of list) {
-      const [k, v] = arr(pair);
-      out.push([str(k) ?? "", v ?? null]);
-    }
-    return out;
-  }
   for (let i = 0; i + 1 < list.length; i += 2) out.push([str(list[i]) ?? "", list[i + 1]]);
   return out;
 }

@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { activeJobArguments, isActiveJob } from "../activejob.ts";
+import { buryPayloads } from "../dead_set_rules.ts";
 import { Discard, JobArgsError, PayloadError, TransportError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
@@ -111,8 +113,19 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   } catch (error) {
     return bury(deps, unit, undefined, error as PayloadError);
   }
-  const job = deps.registry.get(payload.class) ??
-    (deps.activeJob && typeof payload.wrapped === "string" ? deps.registry.get(payload.wrapped) : undefined);
+  let job = deps.registry.get(payload.class);
+  let input = payload.args;
+  if (!job && deps.activeJob && isActiveJob(payload)) {
+    // An ActiveJob wrapper: the job is `wrapped`, its arguments ActiveJob's own serialisation.
+    job = deps.registry.get(payload.wrapped!);
+    if (job) {
+      try {
+        input = activeJobArguments(payload.args[0]);
+      } catch (error) {
+        return bury(deps, unit, payload, error as PayloadError);
+      }
+    }
+  }
   if (!job) {
     if (deps.unknownJobs === "requeue") return postpone(deps, unit, payload);
     const error = new PayloadError(`Cannot run job as no job named '${payload.class}' is registered in this worker`);
@@ -122,7 +135,7 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   let args: unknown[];
   try {
     // Schemas are usually synchronous: skip the await (and its microtask) then.
-    const checked = validateArgs(job, payload.args);
+    const checked = validateArgs(job, input);
     args = checked instanceof Promise ? await checked : checked;
   } catch (error) {
     if (error instanceof JobArgsError) return bury(deps, unit, payload, error);
@@ -230,7 +243,7 @@ async function buryUnwritable(
     error_message: reason.slice(0, 10_000),
     failed_at: wireTime(Date.now(), deps.timeFormat),
   });
-  return settle(deps, unit, "burying an unwritable job", () => deps.retry.bury([entry]))
+  return settle(deps, unit, "burying an unwritable job", () => buryPayloads(deps, [entry]))
     .catch(() => "abandon" as const);
 }
 
@@ -302,7 +315,7 @@ async function bury(
     error_class: entry.error_class,
     error_message: entry.error_message,
   });
-  return settle(deps, unit, "burying a bad job", () => deps.retry.bury([serializePayload(entry, deps.timeFormat)]));
+  return settle(deps, unit, "burying a bad job", () => buryPayloads(deps, [serializePayload(entry, deps.timeFormat)]));
 }
 
 /** The per-job context; the logger is made only if used. */

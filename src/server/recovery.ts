@@ -7,7 +7,7 @@
  */
 import type { Keys } from "../keys.ts";
 import { RECOVER } from "../scripts/recover.ts";
-import { DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS } from "./retry.ts";
+import { deadTrim } from "../dead_set_rules.ts";
 import type { Transport } from "../transport/transport.ts";
 
 /** What one recovery pass did. */
@@ -63,8 +63,7 @@ export async function recoverOrphans(options: RecoveryOptions): Promise<Recovery
       options.maxRecoveries ?? 3,
       now / 1000,
       Math.round(now),
-      now / 1000 - DEAD_TIMEOUT_SECONDS,
-      -(DEAD_MAX_JOBS + 1),
+      ...deadTrim(now / 1000),
     ]);
     result.requeued += r.requeued;
     result.poisoned.push(...r.poisoned);

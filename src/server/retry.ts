@@ -15,23 +15,19 @@
  *
  * @module
  */
+import { buryPayloads, type DeathHandler } from "../dead_set_rules.ts";
 import type { AnyJob } from "../job.ts";
 import type { Keys } from "../keys.ts";
 import type { Logger } from "../logger.ts";
 import { type JobPayload, serializePayload, type TimeFormat, toEpochMs, wireTime } from "../payload.ts";
-import type { Command, Transport } from "../transport/transport.ts";
+import type { Transport } from "../transport/transport.ts";
 import { RECOVERED_FIELD } from "../scripts/recover.ts";
 import { backtraceLines, compressBacktrace } from "./backtrace.ts";
 
-/** Called when a job dies (exhausted, killed, or failed with `retry: false`). */
-export type DeathHandler = (job: JobPayload, error: unknown) => void | Promise<void>;
+export type { DeathHandler } from "../dead_set_rules.ts";
 
 /** Sidekiq's default retry count. */
 export const DEFAULT_MAX_RETRIES = 25;
-/** The dead set keeps at most this many jobs... */
-export const DEAD_MAX_JOBS = 10_000;
-/** ...for at most this long (seconds): six months. */
-export const DEAD_TIMEOUT_SECONDS = 180 * 24 * 60 * 60;
 
 /** The longest retry delay honoured, seconds (ten years): a larger one would be a score that never comes due. */
 export const MAX_RETRY_DELAY_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -132,21 +128,9 @@ export class JobRetry {
       this.#o.onError(hookError, { context: "retriesExhausted", jid: payload.jid });
     }
     if (verdict === "discard") return "discarded";
-    if (payload.dead !== false) await this.bury([serializePayload(payload, this.#o.timeFormat)]);
+    if (payload.dead !== false) await buryPayloads(this.#o, [serializePayload(payload, this.#o.timeFormat)]);
     await this.#runDeathHandlers(payload, error);
     return payload.dead === false ? "dropped" : "dead";
-  }
-
-  /**
-   * Adds raw jobs to the dead set and trims it by age and size, in one MULTI.
-   *
-   * @example
-   * ```ts
-   * await retrier.bury([rawJob]);
-   * ```
-   */
-  async bury(raws: readonly string[]): Promise<void> {
-    await this.#o.transport.pipeline(deadCommands(this.#o.keys, raws, Date.now() / 1000), { atomic: true });
   }
 
   #delay(job: AnyJob | undefined, count: number, error: unknown, payload: JobPayload): number | "discard" | "kill" {
@@ -172,25 +156,6 @@ export class JobRetry {
       }
     }
   }
-}
-
-/**
- * The MULTI that buries jobs: ZADD to `dead`, then trim by age (6 months)
- * and size (10,000), as Sidekiq's `DeadSet#kill`.
- *
- * @example
- * ```ts
- * await transport.pipeline(deadCommands(keys(), [raw], Date.now() / 1000), { atomic: true });
- * ```
- */
-export function deadCommands(k: Keys, raws: readonly string[], nowSeconds: number): Command[] {
-  const zadd: (string | number)[] = [];
-  for (const raw of raws) zadd.push(nowSeconds, raw);
-  return [
-    ["ZADD", k.dead, ...zadd],
-    ["ZREMRANGEBYSCORE", k.dead, "-inf", nowSeconds - DEAD_TIMEOUT_SECONDS],
-    ["ZREMRANGEBYRANK", k.dead, 0, -(DEAD_MAX_JOBS + 1)],
-  ];
 }
 
 /**

@@ -13,7 +13,7 @@ main(async (a) => {
   const admin = await openTransport(a.transport ?? "ioredis", a.url);
   const NoopJob = defineJob({ name: "NoopJob", perform(_ctx, _i: number) {} });
   const client = createClient({ transport });
-  const argsList = Array.from({ length: jobs }, (_, i) => [i]);
+  const argsList = Array.from({ length: jobs }, (_, i) => [i] as [number]);
   // Warm up the connection and the code paths (not timed, then removed).
   await client.pushBulk(NoopJob, argsList.slice(0, 1000), { queue: "warmup" });
   await admin.call("DEL", "queue:warmup");

@@ -259,7 +259,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const Flaky = defineJob({
       name: "Flaky",
       backtrace: 5,
-      perform(ctx) {
+      perform(ctx, ..._args: unknown[]) {
         attempts.push({ retryCount: ctx.retryCount, errorClass: ctx.payload.error_class });
         if (attempts.length === 1) throw new RangeError("first attempt fails");
       },
@@ -330,7 +330,12 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     function explode(): never {
       throw new TypeError("no hope");
     }
-    const Doomed = defineJob({ name: "Doomed", retry: 0, backtrace: true, perform: () => explode() });
+    const Doomed = defineJob({
+      name: "Doomed",
+      retry: 0,
+      backtrace: true,
+      perform: (_ctx, ..._args: unknown[]) => explode(),
+    });
     const jid = await createClient({ transport: redis }).push(Doomed, ["x", 1]);
     const w = worker({ jobs: [Doomed] });
     await w.run();
@@ -399,7 +404,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const gate = new Promise<void>((r) => (release = r));
     const Busy = defineJob({
       name: "Busy",
-      async perform() {
+      async perform(_ctx, ..._args: unknown[]) {
         await gate;
       },
     });
@@ -518,7 +523,7 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     const errors: unknown[] = [];
     const SharedJob = defineJob({
       name: "SharedJob",
-      async perform(ctx) {
+      async perform(ctx, _i: number) {
         await new Promise((r) => setTimeout(r, 2));
         await redis.call("RPUSH", "ran", JSON.stringify({ runner: "edgekiq", jid: ctx.jid }));
       },
@@ -579,35 +584,46 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
   });
 
   // 8. ActiveJob payloads routed by `wrapped`.
-  it("8: ActiveJob wrappers pushed as Rails does run the edgekiq job named by `wrapped`", SLOW, async () => {
-    const seen: Array<{ args: unknown[]; class: string; wrapped: unknown; queue: string }> = [];
-    const Welcome = defineJob({
-      name: "WelcomeMailerJob",
-      queue: "mailers",
-      perform(ctx, ...args: unknown[]) {
-        seen.push({ args, class: ctx.payload.class, wrapped: ctx.payload.wrapped, queue: ctx.queue });
-      },
-    });
-    const serialized = activeJobFixture.serialized;
-    const jid = await ruby<string>("activejob_push", "WelcomeMailerJob", JSON.stringify(serialized));
-    const laterJid = await ruby<string>(
-      "activejob_push",
-      "WelcomeMailerJob",
-      JSON.stringify(serialized),
-      String(Date.now() / 1000 + 0.5),
-    );
-    const w = worker({ jobs: [Welcome], queues: ["mailers"], activeJob: true, poller: true, pollIntervalAverage: 0.2 });
-    await w.run();
-    await waitFor(() => seen.length === 2, "both wrapped jobs ran", 10_000);
-    for (const s of seen) {
-      assert.equal(s.class, "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper");
-      assert.equal(s.wrapped, "WelcomeMailerJob");
-      assert.equal(s.queue, "mailers");
-      assert.deepEqual(s.args, [serialized]);
-    }
-    assert.notEqual(jid, laterJid);
-    assert.equal(await redis.call("ZCARD", "dead"), 0);
-  });
+  it(
+    "8: ActiveJob wrappers pushed as Rails does run the edgekiq job named by `wrapped`, with ActiveJob's arguments",
+    SLOW,
+    async () => {
+      const seen: Array<{ args: unknown[]; class: string; wrapped: unknown; queue: string }> = [];
+      const Welcome = defineJob({
+        name: "WelcomeMailerJob",
+        queue: "mailers",
+        perform(ctx, ...args: unknown[]) {
+          seen.push({ args, class: ctx.payload.class, wrapped: ctx.payload.wrapped, queue: ctx.queue });
+        },
+      });
+      const serialized = activeJobFixture.serialized;
+      const jid = await ruby<string>("activejob_push", "WelcomeMailerJob", JSON.stringify(serialized));
+      const laterJid = await ruby<string>(
+        "activejob_push",
+        "WelcomeMailerJob",
+        JSON.stringify(serialized),
+        String(Date.now() / 1000 + 0.5),
+      );
+      const w = worker({
+        jobs: [Welcome],
+        queues: ["mailers"],
+        activeJob: true,
+        poller: true,
+        pollIntervalAverage: 0.2,
+      });
+      await w.run();
+      await waitFor(() => seen.length === 2, "both wrapped jobs ran", 10_000);
+      for (const s of seen) {
+        assert.equal(s.class, "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper");
+        assert.equal(s.wrapped, "WelcomeMailerJob");
+        assert.equal(s.queue, "mailers");
+        // ActiveJob's own serialisation undone: a GlobalID as its string, a symbol as a string.
+        assert.deepEqual(s.args, ["gid://app/User/42", "ada@example.com", { greeting: "warm" }]);
+      }
+      assert.notEqual(jid, laterJid);
+      assert.equal(await redis.call("ZCARD", "dead"), 0);
+    },
+  );
 
   it("edgekiq's ProcessSet and Stats read a genuine Sidekiq 6.4 heartbeat", SLOW, async () => {
     const payload = { class: "RailsJob", args: [1, "a"], queue: "default", jid: "e".repeat(24), retry: true };
