@@ -144,7 +144,7 @@ function trackFixtureJobs(tracker: MetricsTracker): void {
   for (const [name, ms, failed] of fixture.jobs) tracker.record(name, ms, failed);
 }
 
-for (const target of matrix(["memory", "ioredis", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
   describe(`MetricsTracker on ${target.name}`, () => {
     let redis: Transport;
     beforeEach(async () => {

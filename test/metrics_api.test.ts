@@ -43,7 +43,7 @@ async function createKnownMetrics(client: Client): Promise<void> {
 
 const at = (result: { buckets: string[] }, series: number[], bucket: string) => series[result.buckets.indexOf(bucket)];
 
-for (const target of matrix(["memory", "ioredis", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
   describe(`Metrics on ${target.name}`, () => {
     let client: Client;
     beforeEach(async () => {
