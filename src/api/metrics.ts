@@ -293,13 +293,12 @@ export class Metrics {
     const hashes = replies.slice(0, plan.hashKeys.length);
     const grams = replies.slice(plan.hashKeys.length, plan.hashKeys.length + gramKeys.length);
     const marks: DeployMark[] = [];
-    const truncation = plan.granularity === "hourly" ? 600_000 : 60_000;
     const from = plan.startsAt.getTime(), to = plan.endsAt.getTime();
     for (const reply of replies.slice(plan.hashKeys.length + gramKeys.length)) {
       for (const [stamp, label] of pairs(reply)) {
         const time = Date.parse(stamp);
         if (Number.isNaN(time) || time < from || time > to) continue;
-        marks.push({ time: new Date(time), label: str(label) ?? "", bucket: iso8601(time - (time % truncation)) });
+        marks.push({ time: new Date(time), label: str(label) ?? "", bucket: bucketStart(time, plan.granularity) });
       }
     }
     marks.sort((a, b) => a.time.getTime() - b.time.getTime());
@@ -307,11 +306,16 @@ export class Metrics {
   }
 
   #frame(plan: Plan, marks: DeployMark[]): MetricsResult {
-    const truncation = plan.granularity === "hourly" ? 600_000 : 60_000;
-    const buckets = plan.times.map((t) => iso8601(t.getTime() - (t.getTime() % truncation))).reverse();
+    const buckets = plan.times.map((t) => bucketStart(t.getTime(), plan.granularity)).reverse();
     const { period, granularity, startsAt, endsAt } = plan;
     return { period, granularity, startsAt, endsAt, buckets, marks };
   }
+}
+
+/** The start of the bucket `ms` falls in, as Sidekiq's `bkt_time_s`: `2025-02-14T08:40:00Z`. */
+function bucketStart(ms: number, granularity: Plan["granularity"]): string {
+  const size = granularity === "hourly" ? 600_000 : 60_000;
+  return iso8601(ms - (ms % size));
 }
 
 function emptyJob(name: string, buckets: number): JobMetrics {

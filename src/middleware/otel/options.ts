@@ -6,6 +6,7 @@
  */
 import { type Attributes, type Exception, type TextMapPropagator, trace, type Tracer } from "@opentelemetry/api";
 import type { JobPayload } from "../../payload.ts";
+import { metricsClassName } from "../../metrics/tracker.ts";
 import { VERSION } from "../../version.ts";
 
 /** Options for the OpenTelemetry middleware. */
@@ -54,9 +55,7 @@ export function jobAttributes(payload: JobPayload, queue: string, operation: "se
     "messaging.operation.type": operation,
     "messaging.destination.name": queue,
     "messaging.message.id": String(payload.jid),
-    "messaging.sidekiq.job_class": typeof payload.wrapped === "string" && payload.wrapped !== ""
-      ? payload.wrapped
-      : String(payload.class),
+    "messaging.sidekiq.job_class": String(metricsClassName(payload)),
   };
   // Sidekiq's own field, as is: 0 on the first retry.
   if (typeof payload.retry_count === "number") attributes["messaging.sidekiq.retry_count"] = payload.retry_count;
