@@ -26,7 +26,15 @@ export type MetricsPeriod = "1h" | "2h" | "4h" | "8h" | "24h" | "48h" | "72h";
 /** Which Sidekiq's keys to read: 8's (edgekiq's default) or 7's minute-only format. */
 export type MetricsFormat = "sidekiq8" | "sidekiq7";
 
-/** Minute buckets (`minutes`) or 10-minute buckets (`hours` × 6) for each period, as Sidekiq's METRICS_PERIODS. */
+/**
+ * Minute buckets (`minutes`) or 10-minute buckets (`hours` × 6) for each
+ * period, as Sidekiq's Web UI `METRICS_PERIODS`.
+ *
+ * @example
+ * ```ts
+ * for (const period of Object.keys(METRICS_PERIODS)) console.log(period); // "1h", "2h", ... "72h"
+ * ```
+ */
 export const METRICS_PERIODS: Readonly<Record<MetricsPeriod, { minutes?: number; hours?: number }>> = Object.freeze({
   "1h": { minutes: 60 },
   "2h": { minutes: 120 },

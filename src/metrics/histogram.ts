@@ -10,6 +10,11 @@
 /**
  * Each bucket's upper bound in milliseconds (exclusive): a 280 ms job counts
  * in bucket 7 (225-335 ms). The last bucket takes everything slower.
+ *
+ * @example
+ * ```ts
+ * HISTOGRAM_BOUNDS[7]; // 335
+ * ```
  */
 export const HISTOGRAM_BOUNDS: readonly number[] = Object.freeze([
   20,
@@ -40,7 +45,15 @@ export const HISTOGRAM_BOUNDS: readonly number[] = Object.freeze([
   Infinity,
 ]);
 
-/** Sidekiq's label for each bucket, as its Web UI shows them. */
+/**
+ * Sidekiq's label for each bucket, as its Web UI shows them.
+ *
+ * @example
+ * ```ts
+ * const { histogramTotals } = await new Metrics(client).forJob("HardJob");
+ * histogramTotals?.forEach((n, i) => console.log(HISTOGRAM_LABELS[i], n)); // "20ms" 12, "30ms" 3, ...
+ * ```
+ */
 export const HISTOGRAM_LABELS: readonly string[] = Object.freeze([
   "20ms",
   "30ms",
@@ -70,7 +83,14 @@ export const HISTOGRAM_LABELS: readonly string[] = Object.freeze([
   "Slow",
 ]);
 
-/** The number of buckets (26). */
+/**
+ * The number of buckets (26).
+ *
+ * @example
+ * ```ts
+ * const counts = new Uint32Array(HISTOGRAM_SIZE);
+ * ```
+ */
 export const HISTOGRAM_SIZE = 26;
 
 /**
