@@ -100,3 +100,20 @@ export type {
   Work,
 } from "./src/api/mod.ts";
 export { VERSION } from "./src/version.ts";
+export { markDeploy, Metrics, METRICS_PERIODS } from "./src/api/mod.ts";
+export type {
+  DeployMark,
+  JobMetrics,
+  JobMetricsResult,
+  MetricsCounts,
+  MetricsFormat,
+  MetricsOptions,
+  MetricsPeriod,
+  MetricsQueryOptions,
+  MetricsResult,
+  TopJobsResult,
+} from "./src/api/mod.ts";
+export { metricsClassName, MetricsTracker } from "./src/metrics/tracker.ts";
+export type { MetricsFlushResult, MetricsTrackerOptions } from "./src/metrics/tracker.ts";
+export { metricsMiddleware } from "./src/metrics/middleware.ts";
+export { HISTOGRAM_BOUNDS, HISTOGRAM_LABELS } from "./src/metrics/histogram.ts";

@@ -58,6 +58,18 @@ export interface Keys {
   iteration(jid: string): string;
   /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
   queueName(queueKey: string): string;
+  /** Sidekiq's execution-metrics hash for one time bucket: `j|250214|8:05` (7.x: `j|20250214|8:5`). */
+  metrics(bucket: string): string;
+  /** Sidekiq 8's execution-time histogram of one class for one minute: `h|HardJob-14-8:5`. */
+  histogram(className: string, window: string): string;
+  /** Sidekiq 7's name for the same histogram: `HardJob-14-08:5`. */
+  legacyHistogram(className: string, window: string): string;
+  /** Sidekiq's deploy marks of one UTC day: `20250214-marks`. */
+  deployMarks(day: string): string;
+  /** Sidekiq's lock against marking one deploy label twice within a minute. */
+  deployLock(label: string): string;
+  /** The highest metrics flush applied for one tracker, so a resent flush is not counted twice. */
+  metricsFlushed(trackerId: string): string;
 }
 
 /**
@@ -104,5 +116,11 @@ export function keys(prefix = ""): Keys {
     cronTick: (name, tick) => `${p}edgekiq:cron:${name}:${tick}`,
     iteration: (jid) => `${p}it-${jid}`,
     queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
+    metrics: (bucket) => `${p}j|${bucket}`,
+    histogram: (className, window) => `${p}h|${className}-${window}`,
+    legacyHistogram: (className, window) => `${p}${className}-${window}`,
+    deployMarks: (day) => `${p}${day}-marks`,
+    deployLock: (label) => `${p}deploylock-${label}`,
+    metricsFlushed: (trackerId) => `${p}edgekiq:metrics:${trackerId}`,
   };
 }

@@ -31,3 +31,17 @@ export { Workers } from "./workers.ts";
 export type { Work } from "./workers.ts";
 export { Stats } from "./stats.ts";
 export type { StatName, StatsHistory, StatsSnapshot } from "./stats.ts";
+export { markDeploy } from "./deploy_marks.ts";
+export { Metrics, METRICS_PERIODS } from "./metrics.ts";
+export type {
+  DeployMark,
+  JobMetrics,
+  JobMetricsResult,
+  MetricsCounts,
+  MetricsFormat,
+  MetricsOptions,
+  MetricsPeriod,
+  MetricsQueryOptions,
+  MetricsResult,
+  TopJobsResult,
+} from "./metrics.ts";

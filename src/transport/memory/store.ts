@@ -7,6 +7,7 @@
  */
 import type { RedisArg, RedisReply } from "../transport.ts";
 import { ReplyError } from "./args.ts";
+import { bitfieldCommands } from "./bitfield.ts";
 import { hashCommands } from "./hashes.ts";
 import { keyCommands } from "./keys.ts";
 import { type CommandTable, Keyspace } from "./keyspace.ts";
@@ -24,6 +25,7 @@ const table: CommandTable = {
   ...setCommands,
   ...zsetCommands,
   ...hashCommands,
+  ...bitfieldCommands,
 };
 
 /**
