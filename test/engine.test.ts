@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { createClient, currentJob, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
+import { Metrics } from "../src/api/metrics.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
@@ -281,6 +282,7 @@ for (const target of matrix()) {
       let finished = 0;
       worker = testWorker(redis, {
         jobs: [Ok, Bad],
+        metrics: false,
         middleware: [async (_j, _p, _q, next) => {
           try {
             await next();
@@ -299,6 +301,29 @@ for (const target of matrix()) {
         await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
         ["4", "1", "4", "1"],
       );
+    });
+
+    it("writes execution metrics per class with the heartbeat, readable by the Metrics API", async () => {
+      const Ok = defineJob({ name: "MetOk", perform() {} });
+      const Bad = defineJob({
+        name: "MetBad",
+        retry: false,
+        perform() {
+          throw new Error("x");
+        },
+      });
+      const client = createClient({ transport: redis });
+      await client.pushBulk(Ok, [[], [], []]);
+      await client.push(Bad, []);
+      worker = testWorker(redis, { jobs: [Ok, Bad] });
+      await worker.run();
+      const metrics = new Metrics(client);
+      await waitFor(async () => {
+        await worker!.beat();
+        const { jobs } = await metrics.topJobs({ period: "1h" });
+        const p = (name: string) => jobs.find((j) => j.name === name)?.totals;
+        return p("MetOk")?.p === 3 && p("MetBad")?.p === 1 && p("MetBad")?.f === 1;
+      }, "metrics for both classes");
     });
 
     it("makes the running job available to code deep inside perform (currentJob)", async () => {

@@ -8,6 +8,7 @@
 import { ConfigError } from "../errors.ts";
 import type { Keys } from "../keys.ts";
 import type { Logger } from "../logger.ts";
+import { MetricsTracker, type MetricsTrackerOptions } from "../metrics/tracker.ts";
 import { describe, type TimeFormat } from "../payload.ts";
 import type { Transport } from "../transport/transport.ts";
 import { wholeNumber } from "./checks.ts";
@@ -22,6 +23,19 @@ import type { CapsuleConfig } from "./worker_options.ts";
 
 /** The most jobs one capsule runs at once: an async slot costs memory, and more helps nobody. */
 export const MAX_CONCURRENCY = 10_000;
+
+/**
+ * The tracker execution metrics are recorded into, unless switched off.
+ *
+ * @example
+ * ```ts
+ * const tracker = metricsTracker(options.metrics); // on unless `metrics: false`
+ * ```
+ */
+export function metricsTracker(option: boolean | MetricsTrackerOptions | undefined): MetricsTracker | undefined {
+  if (option === false) return undefined;
+  return new MetricsTracker(option === true || option === undefined ? {} : option);
+}
 
 /** What {@link assemble} builds from. */
 export interface AssemblyOptions extends ProcessorConfig {
@@ -45,6 +59,8 @@ export interface AssemblyOptions extends ProcessorConfig {
   prefetch: "adaptive" | "from-zero";
   /** The fetch found the process presumed dead. */
   onDead: () => Promise<void>;
+  /** Execution metrics to record into; none when off. */
+  metricsTracker?: MetricsTracker;
   /** Drain policy: a capsule found its queues empty with nothing running. */
   onEmpty?: (manager: string) => void;
 }
@@ -62,7 +78,10 @@ export interface AssemblyOptions extends ProcessorConfig {
 export function assemble(options: AssemblyOptions): Manager[] {
   const { transport, keys, identity, timeFormat, logger, stats, onError } = options;
   // Validates the jobs (a duplicate name throws) before anything connects.
-  const deps = processorDeps({ transport, keys, timeFormat, logger, stats, onError }, options);
+  const deps = processorDeps(
+    { transport, keys, timeFormat, logger, stats, onError, metrics: options.metricsTracker },
+    options,
+  );
   const entries = Object.entries(options.capsules);
   if (entries.length === 0) throw new ConfigError("Cannot create worker as 'capsules' must name at least one capsule");
   return entries.map(([name, config]) => {

@@ -15,12 +15,13 @@ import type { JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { assemble } from "./assembly.ts";
+import { assemble, metricsTracker } from "./assembly.ts";
 import { wholeNumber } from "./checks.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { ServerMiddleware } from "./middleware.ts";
 import type { DeathHandler } from "./retry.ts";
 import { JobCounters } from "./stats.ts";
+import type { MetricsTrackerOptions } from "../metrics/tracker.ts";
 
 /** Options for {@link drain}. */
 export interface DrainOptions {
@@ -44,6 +45,8 @@ export interface DrainOptions {
   middleware?: ServerMiddleware[];
   deathHandlers?: DeathHandler[];
   onError?: (error: unknown, context: Record<string, unknown>) => void;
+  /** Execution metrics, as the worker's `metrics` option; written once at the end. Default on. */
+  metrics?: boolean | MetricsTrackerOptions;
 }
 
 /** What a drain did. */
@@ -90,6 +93,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const identity = processIdentity(runtime);
   const commandsBefore = transport.counters.commands;
   const stats = new JobCounters();
+  const metrics = metricsTracker(options.metrics);
   const ttl = Math.ceil(options.budgetMs / 1000) + 60;
   const queueSpecs = options.queues ?? ["default"];
   let end!: () => void;
@@ -112,6 +116,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
     pollMaxMs: 0,
     ttl,
     prefetch: "from-zero",
+    metricsTracker: metrics,
     onEmpty: () => end(),
     // Stalled past its own TTL: other pollers may have taken what it held. Stop here.
     onDead: () => {
@@ -149,6 +154,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const requeued = await manager.stop(remainingBudget, 0);
   const { processed, failed } = stats;
   await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
+  await metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
   const drained = stats.drain(k);
   const lengths = await transport.pipeline([
     ...drained.commands,

@@ -13,7 +13,7 @@ import { describe } from "../payload.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { assemble } from "./assembly.ts";
+import { assemble, metricsTracker } from "./assembly.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { Manager } from "./manager.ts";
@@ -117,6 +117,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const onError = options.onError ?? logErrors(logger);
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
   const stats = new JobCounters();
+  const metrics = metricsTracker(options.metrics);
   if (options.fetch !== undefined && options.fetch !== "reliable" && options.fetch !== "basic") {
     throw new ConfigError(
       `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(options.fetch)}`,
@@ -141,6 +142,7 @@ export function createWorker(options: WorkerOptions): Worker {
     pollMaxMs: options.pollMaxMs ?? (http ? 10_000 : 5000),
     ttl,
     prefetch: "adaptive",
+    metricsTracker: metrics,
     onDead: async () => {
       logger.warn("this process's entry had expired (it stalled past its TTL): registering again", { identity });
       await worker.beat();
@@ -248,6 +250,7 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const manager of managers) {
       await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
     }
+    await metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
     await heartbeat.clear().catch((error) => onError(error, { context: "heartbeat clear" }));
     signals.close();
     state = "stopped";
@@ -319,6 +322,8 @@ export function createWorker(options: WorkerOptions): Worker {
     flushStats: () => worker.beat().then(() => {}),
     async beat() {
       const { signal, existed } = await heartbeat.beat();
+      // Alongside, not inside, the beat: nothing to send when no job ran.
+      void metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
       if (!existed && beats > 0) {
         logger.warn("this process's entry had expired: it stalled longer than its TTL", { identity, ttl_s: ttl });
       }

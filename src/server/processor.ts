@@ -10,6 +10,7 @@
  */
 import { activeJobArguments, isActiveJob } from "../activejob.ts";
 import { buryPayloads } from "../dead_set_rules.ts";
+import { metricsClassName, type MetricsTracker } from "../metrics/tracker.ts";
 import { Discard, JobArgsError, PayloadError, TransportError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
@@ -56,6 +57,8 @@ export interface ProcessorDeps {
   stopping: AbortSignal;
   /** Reports errors outside a job's own failure path. */
   onError: (error: unknown, context: Record<string, unknown>) => void;
+  /** Execution metrics per job class (Sidekiq's format), flushed with the heartbeat; absent when off. */
+  metrics?: MetricsTracker;
 }
 
 /** What {@link processorDeps} builds the shared dependencies from. */
@@ -79,7 +82,7 @@ export interface ProcessorConfig {
  * ```
  */
 export function processorDeps(
-  base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError">,
+  base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError" | "metrics">,
   config: ProcessorConfig,
 ): Omit<ProcessorDeps, "signal" | "stopping"> {
   const { transport, keys, timeFormat, logger, onError } = base;
@@ -152,11 +155,13 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       : perform;
     await (deps.currentJob ? runInJob(ctx, run) : run());
     deps.stats.processed++;
+    deps.metrics?.record(metricsClassName(payload), performance.now() - started, false);
     if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
     return "ack";
   } catch (error) {
     if (error instanceof Discard) {
       deps.stats.processed++;
+      deps.metrics?.record(metricsClassName(payload), performance.now() - started, false);
       if (deps.jobLogging) ctx.logger.info("discarded", { reason: error.message });
       return "ack";
     }
@@ -169,6 +174,7 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
     // Not counted when interrupted: it will run again and be counted then.
     deps.stats.processed++;
     deps.stats.failed++;
+    deps.metrics?.record(metricsClassName(payload), performance.now() - started, true);
     const elapsed = Math.round(performance.now() - started);
     ctx.logger.warn("fail", {
       elapsed_ms: elapsed,

@@ -5,6 +5,7 @@
  */
 import type { ClientMiddleware } from "../client_middleware.ts";
 import type { Logger } from "../logger.ts";
+import type { MetricsTrackerOptions } from "../metrics/tracker.ts";
 import type { TimeFormat } from "../payload.ts";
 import type { JobsInput } from "../registry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -61,6 +62,13 @@ export interface WorkerOptions {
    * true. It costs about 7% of throughput on no-op jobs; set false to skip.
    */
   currentJob?: boolean;
+  /**
+   * Execution metrics per job class in Sidekiq 7/8's Redis format (what
+   * Sidekiq's Web UI Metrics page and `Metrics` in `edgekiq/api` read),
+   * counted in memory and written with the heartbeat: one command per beat
+   * when jobs ran, none when idle. Default on, as in Sidekiq 7+.
+   */
+  metrics?: boolean | MetricsTrackerOptions;
   /** Run ActiveJob wrappers by their `wrapped` class name. */
   activeJob?: boolean;
   tag?: string;
