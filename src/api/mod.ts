@@ -31,3 +31,4 @@ export { Workers } from "./workers.ts";
 export type { Work } from "./workers.ts";
 export { Stats } from "./stats.ts";
 export type { StatName, StatsHistory, StatsSnapshot } from "./stats.ts";
+export { type PeriodicEntry, PeriodicSet } from "./periodic_set.ts";
