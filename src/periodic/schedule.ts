@@ -154,7 +154,13 @@ export async function normalizeSchedule(schedule: PeriodicSchedule, index: numbe
       });
     }
   }
-  assertJsonSafe(args, `${where}.args`);
+  try {
+    assertJsonSafe(args, "args");
+  } catch (error) {
+    throw new ConfigError((error as Error).message.replace("Cannot push job as ", `Cannot register ${where} as `), {
+      cause: error,
+    });
+  }
   if ((cron === undefined) === (every === undefined)) {
     fail("exactly one of 'cron' and 'every' must be set", { cron, every });
   }
