@@ -40,7 +40,7 @@ async function ticksOf(t: Transport, name: string, queue = "default"): Promise<n
 
 const iso = (ticks: number[]) => ticks.map((s) => new Date(s * 1000).toISOString());
 
-for (const target of matrix(["memory", "ioredis", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
   describe(`periodic on ${target.name}`, () => {
     let t: Transport;
     beforeEach(async () => {
