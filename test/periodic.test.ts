@@ -88,6 +88,19 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(first.jobs[0].jid, job.jid);
     });
 
+    it("claims every due schedule a page at a time, and any process can claim schedules it never declared", async () => {
+      const periodic: PeriodicSchedule[] = [1, 2, 3, 4, 5].map((n) => ({ every: 60, job: `Job${n}` }));
+      await registerPeriodic(client(), periodic, { now: T0 });
+      const stranger = client(); // declares nothing: learns each spec from its first claim
+      const result = await enqueueDuePeriodic({ client: stranger, now: T0 + 1000, batch: 2 });
+      assert.equal(result.enqueued, 5);
+      assert.deepEqual((await queued(t)).map((j) => j.class).sort(), ["Job1", "Job2", "Job3", "Job4", "Job5"]);
+      assert.equal(result.commands, 3 * 3, "three pages: a read, a round that learns the specs, a claim");
+      const next = await enqueueDuePeriodic({ client: stranger, now: T0 + MIN + 1000, batch: 10 });
+      assert.equal(next.enqueued, 5);
+      assert.equal(next.commands, 2, "specs known now: one read, one claim");
+    });
+
     it("registration is idempotent and cached: 0 commands while fresh, 1 to refresh", async () => {
       const c = client();
       const periodic: PeriodicSchedule[] = [{ every: 60, job: "Ping" }];

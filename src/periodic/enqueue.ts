@@ -89,25 +89,47 @@ export async function enqueueDuePeriodic(options: EnqueueDuePeriodicOptions): Pr
   let cache = learned.get(client);
   if (!cache) learned.set(client, cache = new Map());
 
-  let due: [string, number][];
-  if (options.due) due = options.due.map(([name, tick]) => [name, Number(tick)]);
-  else {
-    const reply = await client.transport.call(
-      "ZRANGE",
-      k.periodicDue,
-      "-inf",
-      now,
-      "BYSCORE",
-      "LIMIT",
-      0,
-      batch,
-      "WITHSCORES",
-    );
-    result.commands++;
-    due = pairs(reply).map(([name, tick]) => [name, Number(tick)]);
+  const state: ClaimState = { client, now, nowMs, local, cache, result, respecs: new Map() };
+  let due = options.due?.map(([name, tick]): [string, number] => [name, Number(tick)]);
+  // A page of due schedules at a time; a full page means there may be more.
+  for (let page = 0; page < 10; page++) {
+    if (!due) {
+      const reply = await client.transport.call(
+        "ZRANGE",
+        k.periodicDue,
+        "-inf",
+        now,
+        "BYSCORE",
+        "LIMIT",
+        0,
+        batch,
+        "WITHSCORES",
+      );
+      result.commands++;
+      due = pairs(reply).map(([name, tick]) => [name, Number(tick)]);
+    }
+    const full = due.length >= batch;
+    await claimDue(state, due.filter(([, tick]) => tick <= now));
+    if (!full) break;
+    due = undefined;
   }
-  due = due.filter(([, tick]) => tick <= now);
-  const respecs = new Map<string, number>();
+  return result;
+}
+
+interface ClaimState {
+  client: Client;
+  now: number;
+  nowMs: number;
+  local: Map<string, NormalizedSchedule>;
+  cache: Map<string, Known>;
+  result: EnqueueDuePeriodicResult;
+  respecs: Map<string, number>;
+}
+
+/** Claims a page of due entries, in rounds while some need their spec or have more ticks due than a claim takes. */
+async function claimDue(state: ClaimState, due: [string, number][]): Promise<void> {
+  const { client, now, nowMs, local, cache, result, respecs } = state;
+  const k = client.keys;
   // Each round claims every entry; a round repeats only entries that need
   // their spec (at most twice each) or hit the per-claim tick cap.
   for (let round = 0; due.length > 0 && round < 10; round++) {
@@ -165,5 +187,4 @@ export async function enqueueDuePeriodic(options: EnqueueDuePeriodicOptions): Pr
     });
     due = again;
   }
-  return result;
 }
