@@ -49,6 +49,8 @@ export interface Keys {
   cronTick(name: string, tick: number): string;
   /** Saved cursor of an iterable job. */
   iteration(jid: string): string;
+  /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
+  queueName(queueKey: string): string;
   /**
    * Sorted set of every periodic schedule, scored by its next due tick (epoch
    * seconds; `+inf` while paused), so "is anything due?" is one `ZRANGE BYSCORE LIMIT 0 1`.
@@ -58,8 +60,6 @@ export interface Keys {
   periodicSchedule(name: string): string;
   /** The registration record of one periodic owner: digest, lease, schedule names. */
   periodicOwner(owner: string): string;
-  /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
-  queueName(queueKey: string): string;
 }
 
 /**
@@ -97,9 +97,9 @@ export function keys(prefix = ""): Keys {
     inflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
     cronTick: (name, tick) => `${p}edgekiq:cron:${name}:${tick}`,
     iteration: (jid) => `${p}edgekiq:it:${jid}`,
+    queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
     periodicDue: `${p}edgekiq:periodic:due`,
     periodicSchedule: (name) => `${p}edgekiq:periodic:schedule:${name}`,
     periodicOwner: (owner) => `${p}edgekiq:periodic:owner:${owner}`,
-    queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
   };
 }
