@@ -263,6 +263,20 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(await t.call("ZSCORE", k.periodicDue, "B1 every 60s"), null);
     });
 
+    it("an owner that declares nothing any more stops its schedules; declaring one again does not repeat a tick", async () => {
+      const c = client();
+      const periodic: PeriodicSchedule[] = [{ every: 60, job: "Once", name: "once" }];
+      await registerPeriodic(c, periodic, { owner: "app", now: T0 });
+      assert.equal((await enqueueDuePeriodic({ client: c, now: T0 + 1000 })).enqueued, 1);
+      await registerPeriodic(c, [], { owner: "app", now: T0 + 10_000 });
+      assert.equal(await new PeriodicSet(c).size(), 0);
+      // Back within the grace period of the 00:00 tick it already enqueued: it starts at 00:01.
+      await registerPeriodic(c, periodic, { owner: "app", now: T0 + 20_000 });
+      assert.equal(await t.call("ZSCORE", k.periodicDue, "once"), String(T0 / 1000 + 60));
+      assert.equal((await enqueueDuePeriodic({ client: c, now: T0 + 21_000 })).enqueued, 0);
+      assert.deepEqual(await ticksOf(t, "once"), [T0 / 1000]);
+    });
+
     it("without an owner each schedule set holds its own lease: versions never remove each other's", async () => {
       const v1: PeriodicSchedule[] = [{ every: 60, job: "Keep" }, { every: 60, job: "Gone" }];
       const v2: PeriodicSchedule[] = [v1[0]];
