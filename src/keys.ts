@@ -60,6 +60,12 @@ export interface Keys {
   periodicSchedule(name: string): string;
   /** The registration record of one periodic owner: digest, lease, schedule names. */
   periodicOwner(owner: string): string;
+  /** sidekiq-cron's hash of one cron job (its name, as sidekiq-cron writes it). */
+  sidekiqCronJob(name: string): string;
+  /** sidekiq-cron's claims of one job's ticks: sorted set of ISO-8601 tick times. */
+  sidekiqCronEnqueued(name: string): string;
+  /** sidekiq-cron's list of one job's last enqueues (jid and time), for its Web UI. */
+  sidekiqCronHistory(name: string): string;
 }
 
 /**
@@ -101,5 +107,8 @@ export function keys(prefix = ""): Keys {
     periodicDue: `${p}edgekiq:periodic:due`,
     periodicSchedule: (name) => `${p}edgekiq:periodic:schedule:${name}`,
     periodicOwner: (owner) => `${p}edgekiq:periodic:owner:${owner}`,
+    sidekiqCronJob: (name) => `${p}cron_job:${name}`,
+    sidekiqCronEnqueued: (name) => `${p}cron_job:${name}:enqueued`,
+    sidekiqCronHistory: (name) => `${p}cron_job:${name}:jid_history`,
   };
 }

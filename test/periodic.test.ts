@@ -392,6 +392,10 @@ describe("periodic schedule checks", () => {
     await bad({ every: 5, job: "X", missed: { catchUp: 0 } }, /'missed' must be "skip" or \{ catchUp: 1..100 \}/);
     await bad({ every: 5, job: "X", args: [() => 1] }, /periodic\[0\] as args\[0\] is a function/);
     await bad({ every: 5, job: "X", name: "a\nb" }, /'name' must be 1 to 200 characters/);
+    await bad(
+      { every: 5, job: "X", sidekiqCron: "x" },
+      /'sidekiqCron' must name a sidekiq-cron job, and only with 'cron'/,
+    );
     await assert.rejects(
       registerPeriodic(c, [{ every: 5, job: "X" }, { every: 5, job: "X" }]),
       /two are named 'X every 5s': give one of them its own 'name'/,

@@ -24,6 +24,7 @@ import {
   type PeriodicSchedule,
   type PeriodicSpec,
 } from "./schedule.ts";
+import { sidekiqCronMember, sidekiqCronTime } from "./sidekiq_cron.ts";
 import { planTicks } from "./ticks.ts";
 
 /** Options for {@link enqueueDuePeriodic}. */
@@ -136,6 +137,7 @@ async function claimDue(state: ClaimState, due: [string, number][]): Promise<voi
     const queues = new Map<string, number>();
     const args: RedisArg[] = [];
     const plans: { name: string; next: number; jobs: PeriodicJob[] }[] = [];
+    const scheduleKeys: string[] = [];
     for (const [name, tick] of due) {
       const known = cache.get(name) ?? local.get(name);
       const plan = known ? planTicks(known.spec, tick, now) : { ticks: [], next: tick };
@@ -149,28 +151,35 @@ async function claimDue(state: ClaimState, due: [string, number][]): Promise<voi
         })
         : [];
       plans.push({ name, next: plan.next, jobs });
-      const last = jobs[jobs.length - 1];
+      const cron = known?.spec.sidekiqCron;
+      scheduleKeys.push(k.periodicSchedule(name));
+      if (cron !== undefined) {
+        scheduleKeys.push(k.sidekiqCronJob(cron), k.sidekiqCronEnqueued(cron), k.sidekiqCronHistory(cron));
+      }
       args.push(name, tick, scoreArg(plan.next), known?.specDigest ?? "", plan.ticks.at(-1) ?? tick);
-      args.push(last?.jid ?? "", jobs.length);
+      args.push(cron === undefined ? 0 : 1, jobs.length);
       for (const job of jobs) {
         let index = queues.get(job.queue);
         if (index === undefined) queues.set(job.queue, index = queues.size + 1);
-        args.push(index, job.json);
+        args.push(index, job.json, job.jid, job.tick, cron === undefined ? "" : sidekiqCronMember(job.tick));
       }
     }
     const names = [...queues.keys()];
     const outcomes = await client.transport.script(
       PERIODIC_CLAIM,
-      [k.periodicDue, k.queues, ...names.map(k.queue), ...plans.map((p) => k.periodicSchedule(p.name))],
-      [now, names.length, ...names, plans.length, ...args],
+      [k.periodicDue, k.queues, ...names.map(k.queue), ...scheduleKeys],
+      [now, sidekiqCronTime(nowMs), names.length, ...names, plans.length, ...args],
     );
     result.commands++;
     const again: [string, number][] = [];
     outcomes.forEach((outcome, i) => {
       const { name, next, jobs } = plans[i];
       if (outcome.status === "ok") {
-        result.enqueued += jobs.length;
-        for (const job of jobs) result.jobs.push({ name, tick: job.tick, jid: job.jid });
+        const pushed = new Set(outcome.pushed);
+        for (const job of jobs) {
+          if (pushed.has(job.jid)) result.jobs.push({ name, tick: job.tick, jid: job.jid });
+        }
+        result.enqueued += pushed.size;
         // More due ticks than one claim takes: claim the rest.
         if (next !== due[i][1] && next <= now) again.push([name, next]);
       } else if (outcome.status === "stale") result.stale++;

@@ -55,6 +55,13 @@ export interface CronSchedule extends PeriodicScheduleBase {
   cron: string;
   /** IANA time zone the expression is read in (`"Europe/Berlin"`); default UTC. DST is handled by croner. */
   tz?: string;
+  /**
+   * The name of a sidekiq-cron job with the same timing whose ticks this
+   * schedule shares: each tick is enqueued once, by edgekiq or by Ruby's
+   * sidekiq-cron poller, whichever claims it first; disabling the job in
+   * sidekiq-cron's Web UI stops it here too.
+   */
+  sidekiqCron?: string;
   every?: undefined;
 }
 
@@ -64,6 +71,7 @@ export interface EverySchedule extends PeriodicScheduleBase {
   every: number;
   cron?: undefined;
   tz?: undefined;
+  sidekiqCron?: undefined;
 }
 
 /**
@@ -93,6 +101,8 @@ export interface PeriodicSpec {
   readonly tz?: string;
   /** Seconds between ticks, if an interval schedule. */
   readonly every?: number;
+  /** The sidekiq-cron job whose ticks it shares, if any. */
+  readonly sidekiqCron?: string;
   /** `"skip"` or `"catchUp"`. */
   readonly missed: "skip" | "catchUp";
   /** With `catchUp`: how many missed ticks to enqueue at most. */
@@ -168,6 +178,13 @@ export async function normalizeSchedule(schedule: PeriodicSchedule, index: numbe
   if (tz !== undefined && (cron === undefined || typeof tz !== "string" || tz === "")) {
     fail("'tz' must be an IANA time zone name, and only with 'cron'", tz);
   }
+  const { sidekiqCron } = schedule;
+  if (
+    sidekiqCron !== undefined &&
+    (cron === undefined || typeof sidekiqCron !== "string" || !/^\S+$/.test(sidekiqCron) || CONTROL.test(sidekiqCron))
+  ) {
+    fail("'sidekiqCron' must name a sidekiq-cron job, and only with 'cron'", sidekiqCron);
+  }
   if (every !== undefined && !(Number.isInteger(every) && every >= 1)) {
     fail("'every' must be a whole number of seconds >= 1", every);
   }
@@ -192,6 +209,7 @@ export async function normalizeSchedule(schedule: PeriodicSchedule, index: numbe
   if (options.tags !== undefined) payload.tags = [...options.tags];
   const spec: PeriodicSpec = {
     ...(cron !== undefined ? { cron: cron.trim(), ...(tz !== undefined ? { tz } : {}) } : { every }),
+    ...(sidekiqCron !== undefined ? { sidekiqCron } : {}),
     missed: catchUp === undefined ? "skip" : "catchUp",
     ...(catchUp !== undefined ? { catchUp } : {}),
     grace,
