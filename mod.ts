@@ -68,6 +68,7 @@ export { drain } from "./src/server/drain.ts";
 export type { DrainOptions, DrainResult } from "./src/server/drain.ts";
 export type { PollerOptions, PollResult } from "./src/server/poller.ts";
 export type { ServerMiddleware } from "./src/server/middleware.ts";
+export type { MissedPolicy, PeriodicSchedule } from "./src/periodic/mod.ts";
 export type { DeathHandler } from "./src/dead_set_rules.ts";
 export { recoverOrphans } from "./src/server/recovery.ts";
 export type { RecoveryOptions, RecoveryResult } from "./src/server/recovery.ts";

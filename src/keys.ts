@@ -52,8 +52,6 @@ export interface Keys {
   parseHeld(key: string): { identity: string; capsule: string; queue: string } | undefined;
   /** The private list an older edgekiq (0.1) kept a queue's jobs in; still recovered. */
   legacyInflight(identity: string, queue: string): string;
-  /** Claim for one tick of a periodic job (SET NX). */
-  cronTick(name: string, tick: number): string;
   /** An iterable job's state hash, Sidekiq 7.3's `it-<jid>` (so Ruby's `cancel!` reaches edgekiq jobs). */
   iteration(jid: string): string;
   /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
@@ -70,6 +68,21 @@ export interface Keys {
   deployLock(label: string): string;
   /** The highest metrics flush applied for one tracker, so a resent flush is not counted twice. */
   metricsFlushed(trackerId: string): string;
+  /**
+   * Sorted set of every periodic schedule, scored by its next due tick (epoch
+   * seconds; `+inf` while paused), so "is anything due?" is one `ZRANGE BYSCORE LIMIT 0 1`.
+   */
+  readonly periodicDue: string;
+  /** A periodic schedule's hash: spec, owners' leases, last run. */
+  periodicSchedule(name: string): string;
+  /** The registration record of one periodic owner: digest, lease, schedule names. */
+  periodicOwner(owner: string): string;
+  /** sidekiq-cron's hash of one cron job (its name, as sidekiq-cron writes it). */
+  sidekiqCronJob(name: string): string;
+  /** sidekiq-cron's claims of one job's ticks: sorted set of ISO-8601 tick times. */
+  sidekiqCronEnqueued(name: string): string;
+  /** sidekiq-cron's list of one job's last enqueues (jid and time), for its Web UI. */
+  sidekiqCronHistory(name: string): string;
 }
 
 /**
@@ -113,7 +126,6 @@ export function keys(prefix = ""): Keys {
       return rest.length ? { identity, capsule, queue: rest.join("|") } : undefined;
     },
     legacyInflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
-    cronTick: (name, tick) => `${p}edgekiq:cron:${name}:${tick}`,
     iteration: (jid) => `${p}it-${jid}`,
     queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
     metrics: (bucket) => `${p}j|${bucket}`,
@@ -122,5 +134,11 @@ export function keys(prefix = ""): Keys {
     deployMarks: (day) => `${p}${day}-marks`,
     deployLock: (label) => `${p}deploylock-${label}`,
     metricsFlushed: (trackerId) => `${p}edgekiq:metrics:${trackerId}`,
+    periodicDue: `${p}edgekiq:periodic:due`,
+    periodicSchedule: (name) => `${p}edgekiq:periodic:schedule:${name}`,
+    periodicOwner: (owner) => `${p}edgekiq:periodic:owner:${owner}`,
+    sidekiqCronJob: (name) => `${p}cron_job:${name}`,
+    sidekiqCronEnqueued: (name) => `${p}cron_job:${name}:enqueued`,
+    sidekiqCronHistory: (name) => `${p}cron_job:${name}:jid_history`,
   };
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineJob, keys, Poller, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { createClient, defineJob, keys, Poller, pollOnce, silentLogger, type Transport, type Worker } from "../mod.ts";
 import { TransportError } from "../src/errors.ts";
 import { heldCount, plantHeld } from "./support/held.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
@@ -339,6 +339,26 @@ for (const target of matrix()) {
       await worker.run();
       await waitFor(() => ran.includes("orphan2"), "the orphaned job to be recovered and run");
       assert.equal(await redis.call("EXISTS", held), 0);
+    });
+
+    it("a worker's poller registers and enqueues its periodic schedules; pollOnce does it too", async () => {
+      const ran: number[] = [];
+      const Tick = defineJob({ name: "Tick", perform: () => void ran.push(Date.now()) });
+      worker = testWorker(redis, {
+        jobs: [Tick],
+        periodic: [{ every: 1, job: Tick }],
+        poller: true,
+        pollInitialWait: 0,
+        pollIntervalAverage: 0.1,
+      });
+      await worker.run();
+      await waitFor(() => ran.length >= 2, "two ticks run");
+      await worker.stop();
+      worker = undefined;
+      const client = createClient({ transport: redis });
+      const now = Date.now() + 5000;
+      assert.ok((await pollOnce({ client, now })).periodic >= 1, "due ticks enqueued by a serverless poll");
+      assert.equal((await pollOnce({ client, now })).periodic, 0, "and not again");
     });
 
     it("never recovers a live process's held jobs", async () => {

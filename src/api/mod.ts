@@ -45,3 +45,4 @@ export type {
   MetricsResult,
   TopJobsResult,
 } from "./metrics.ts";
+export { type PeriodicEntry, PeriodicSet } from "./periodic_set.ts";

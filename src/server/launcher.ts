@@ -17,6 +17,7 @@ import { assemble, metricsTracker } from "./assembly.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { Manager } from "./manager.ts";
+import { registerPeriodic } from "../periodic/mod.ts";
 import { Poller, type PollResult } from "./poller.ts";
 import { signalActions, SignalQueue } from "./signals.ts";
 import { JobCounters } from "./stats.ts";
@@ -189,6 +190,8 @@ export function createWorker(options: WorkerOptions): Worker {
     ownPrivateLists: managers.reduce((n, m) => n + m.fetcher.heldKeys.length, 0),
     onPoison: options.onPoison,
     onError,
+    periodic: options.periodic,
+    periodicOwner: options.periodicOwner,
   });
   const listeners = new Map<WorkerEvent, Set<() => void>>();
   const emit = (event: WorkerEvent) => {
@@ -268,6 +271,10 @@ export function createWorker(options: WorkerOptions): Worker {
       if (state !== "new") throw new ConfigError(`Cannot run worker ${identity} as it has already been run`);
       state = "running";
       await checkEviction(transport, logger);
+      // Schedules first: a bad one fails here, before anything runs.
+      if (options.periodic?.length) {
+        await registerPeriodic(client, options.periodic, { owner: options.periodicOwner });
+      }
       // The first beat creates the process entry every fetch then renews.
       await worker.beat();
       for (const manager of managers) await manager.fetcher.register();

@@ -16,6 +16,7 @@ import { parsePayload, serializePayload, wireTime } from "../payload.ts";
 import { POLL_CHECK } from "../scripts/poll_check.ts";
 import { PROMOTE } from "../scripts/promote.ts";
 import type { RedisArg, Transport } from "../transport/transport.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../periodic/mod.ts";
 import { recoverOrphans } from "./recovery.ts";
 
 /** What one poll did. */
@@ -28,6 +29,8 @@ export interface PollResult {
   recovered: number;
   /** Orphaned jobs buried as poison pills. */
   poisoned: number;
+  /** Periodic jobs enqueued for ticks that came due. */
+  periodic: number;
 }
 
 /** Options for {@link Poller}. */
@@ -51,6 +54,14 @@ export interface PollerOptions {
   onError?: (error: unknown, context: Record<string, unknown>) => void;
   /** Seconds before the first poll; default 10 + rand(5), or rand(5) with `pollIntervalAverage`. */
   initialWait?: number;
+  /**
+   * Cron schedules this app declares: registered in Redis (idempotently,
+   * usually at no cost) every poll. Due ticks of every app's schedules are
+   * enqueued whether or not this process declares any: no leader.
+   */
+  periodic?: readonly PeriodicSchedule[];
+  /** Who owns `periodic` (an app name): a schedule removed from that owner's code stops at its next deploy. */
+  periodicOwner?: string;
 }
 
 /**
@@ -107,16 +118,30 @@ export class Poller {
   }
 
   async #poll(now: number): Promise<PollResult> {
-    const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0 };
+    const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0, periodic: 0 };
+    const client = this.#o.client;
+    if (this.#o.periodic?.length) {
+      await registerPeriodic(client, this.#o.periodic, { owner: this.#o.periodicOwner, now });
+    }
     // One command says what needs doing: an idle cycle costs just this.
     const check = await this.#transport.script(
       POLL_CHECK,
-      [this.#k.retry, this.#k.schedule, this.#k.processes, this.#k.processCleanup, this.#k.inflightRegistry],
+      [
+        this.#k.retry,
+        this.#k.schedule,
+        this.#k.processes,
+        this.#k.processCleanup,
+        this.#k.inflightRegistry,
+        this.#k.periodicDue,
+      ],
       [now / 1000],
     );
     this.#processCount = check.processes;
     if (check.retryDue) result.promoted += await this.promote(this.#k.retry, now);
     if (check.scheduleDue) result.promoted += await this.promote(this.#k.schedule, now);
+    if (check.periodicDue) {
+      result.periodic = (await enqueueDuePeriodic({ client, now, schedules: this.#o.periodic })).enqueued;
+    }
     if (check.prune) result.pruned = await this.#prune();
     // Only lists beyond this process's own can be orphans.
     if (check.privateLists <= (this.#o.ownPrivateLists ?? 0)) return result;
@@ -238,6 +263,8 @@ export class Poller {
  * export default { async scheduled() { await pollOnce({ client }); await drain({ ... }); } };
  * ```
  */
-export function pollOnce(options: Omit<PollerOptions, "logger"> & { logger?: Logger }): Promise<PollResult> {
-  return new Poller({ logger: silentLogger, ...options }).runOnce();
+export function pollOnce(
+  options: Omit<PollerOptions, "logger"> & { logger?: Logger; /** Epoch ms; default now. */ now?: number },
+): Promise<PollResult> {
+  return new Poller({ logger: silentLogger, ...options }).runOnce(options.now);
 }

@@ -10,7 +10,9 @@ import type { TimeFormat } from "../payload.ts";
 import type { JobsInput } from "../registry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
+import type { PeriodicSchedule } from "../periodic/mod.ts";
 import type { ServerMiddleware } from "./middleware.ts";
+import type { PollerOptions } from "./poller.ts";
 import type { DeathHandler } from "./retry.ts";
 
 /** One capsule's configuration. */
@@ -87,7 +89,15 @@ export interface WorkerOptions {
   pollIntervalAverage?: number;
   /** Seconds before the first poll; default Sidekiq's 10 + rand(5). */
   pollInitialWait?: number;
-  /** Recoveries of one job before it is buried as a poison pill; default 3. */
+  /**
+   * Cron schedules this app declares (`{ cron: "0 * * * *", job, args, tz }`
+   * or `{ every: 60, job }`). Registered at start (a bad one fails `run()`),
+   * enqueued exactly once per tick by whichever process polls first.
+   */
+  periodic?: readonly PeriodicSchedule[];
+  /** The app owning `periodic`; see {@link PollerOptions.periodicOwner}. */
+  periodicOwner?: string;
+  /** Processes that died while running one job before it is buried as a poison pill; default 3. */
   maxRecoveries?: number;
   onPoison?: (raw: string) => void;
   /** Listen for INT/TERM/TSTP/TTIN; default true. */
