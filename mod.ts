@@ -40,7 +40,15 @@ export { createRegistry } from "./src/registry.ts";
 export type { JobsInput, Registry } from "./src/registry.ts";
 export { parsePayload, serializePayload, toEpochMs } from "./src/payload.ts";
 export type { JobPayload, TimeFormat } from "./src/payload.ts";
-export { ConfigError, Discard, EdgekiqError, JobArgsError, PayloadError, TransportError } from "./src/errors.ts";
+export {
+  ConfigError,
+  Discard,
+  EdgekiqError,
+  Interrupt,
+  JobArgsError,
+  PayloadError,
+  TransportError,
+} from "./src/errors.ts";
 export { PushError } from "./src/push_error.ts";
 export type { PushOutcome } from "./src/push_error.ts";
 export { globalId, keywords, performLater, rubySymbol } from "./src/activejob.ts";

@@ -149,3 +149,23 @@ export class Discard extends Error {
     this.name = "Discard";
   }
 }
+
+/**
+ * Control flow, not failure: throw `new Interrupt()` from `perform` to put the
+ * job back on its queue unchanged, to run again later (an iterable job that
+ * saved its cursor when `ctx.stopping` fired, say). It is neither a failure
+ * nor a retry: no retry count, no error fields, no failed stat.
+ *
+ * @example
+ * ```ts
+ * defineJob({ name: "Backfill", async perform(ctx) {
+ *   for (const id of ids) { if (ctx.stopping.aborted) throw new Interrupt(); await step(id); }
+ * } });
+ * ```
+ */
+export class Interrupt extends Error {
+  constructor(reason = "interrupted") {
+    super(reason);
+    this.name = "Interrupt";
+  }
+}

@@ -1,7 +1,16 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { createClient, currentJob, defineJob, Discard, type JobPayload, type Transport, type Worker } from "../mod.ts";
+import {
+  createClient,
+  currentJob,
+  defineJob,
+  Discard,
+  Interrupt,
+  type JobPayload,
+  type Transport,
+  type Worker,
+} from "../mod.ts";
 import { Metrics } from "../src/api/metrics.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { heldCount } from "./support/held.ts";
@@ -325,6 +334,44 @@ for (const target of matrix()) {
         return p("MetOk")?.p === 3 && p("MetBad")?.p === 1 && p("MetBad")?.f === 1;
       }, "metrics for both classes");
     });
+
+    for (const fetch of ["reliable", "basic"] as const) {
+      it(`middleware releases locks with the next round trip (compare-and-delete), and Interrupt requeues as is (${fetch} fetch)`, async () => {
+        let runs = 0;
+        const Locked = defineJob({
+          name: "Locked",
+          perform(ctx) {
+            if (ctx.jid === "interrupt-me" && runs++ === 0) throw new Interrupt("resume later");
+          },
+        });
+        await redis.pipeline([["SET", "lock:a", "ja"], ["SET", "lock:b", "someone-else"]]);
+        const client = createClient({ transport: redis });
+        const ja = await client.push(Locked, [], { extra: { lock: "lock:a", owner: "ja" } });
+        await client.push(Locked, [], { extra: { lock: "lock:b", owner: "jb" } });
+        await redis.call(
+          "LPUSH",
+          "queue:default",
+          JSON.stringify({ class: "Locked", args: [], queue: "default", jid: "interrupt-me", retry: true }),
+        );
+        const done: string[] = [];
+        worker = testWorker(redis, {
+          jobs: [Locked],
+          fetch,
+          middleware: [async (_job, payload, _queue, next, tools) => {
+            await next();
+            if (typeof payload.lock === "string") tools.releaseLater(payload.lock, String(payload.owner));
+            done.push(payload.jid);
+          }],
+        });
+        await worker.run();
+        await waitFor(() => done.includes("interrupt-me") && done.length === 3, "all three done");
+        await waitFor(async () => (await redis.call("EXISTS", "lock:a")) === 0, "lock a released");
+        assert.ok(ja);
+        assert.equal(await redis.call("GET", "lock:b"), "someone-else", "a lock someone else holds stays");
+        assert.equal(runs, 2, "interrupted once, then resumed");
+        assert.equal(await redis.call("ZCARD", "retry"), 0, "an interrupt is not a failure");
+      });
+    }
 
     it("makes the running job available to code deep inside perform (currentJob)", async () => {
       const seen: Array<string | undefined> = [];

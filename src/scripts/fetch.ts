@@ -31,9 +31,10 @@ export interface FetchResult {
 /**
  * KEYS: the process hash, the held-key registry, `dead`, then for the
  * capsule's n queues: queue lists q1..qn, held hashes h1..hn, landing lists
- * l1..ln.
+ * l1..ln, then u keys to release.
  * ARGV: identity, ttl, count, batch id, startNow, started mark, landing queue
- * index (0 = none), landing batch id, now (epoch seconds), the n queue names,
+ * index (0 = none), landing batch id, now (epoch seconds), u, the n queue
+ * names, the u values the keys to release must still hold,
  * then o and a fetch order of o queue indexes; r and r batch ids to release;
  * d and d (queue index, batch id) pairs of batches done; p and p partial acks
  * (queue index, batch id, batch size, k, k job indexes); m and m (queue
@@ -41,7 +42,9 @@ export interface FetchResult {
  *
  * In order: adopt the landing job as a one-job batch; release batches whose
  * request's reply was lost (their held jobs go back to the queue, and a
- * tombstone makes a late run of that request take nothing); acks; refresh
+ * tombstone makes a late run of that request take nothing); acks; release
+ * keys that still hold their value (locks middleware let go of: a
+ * compare-and-delete, so a lock taken since by another job stays); refresh
  * the process entry's TTL (a missing entry means this process was presumed
  * dead: reply -2 and take nothing); re-register the held hashes if another
  * process recovered them; record the started mark; take up to `count` jobs
@@ -58,7 +61,15 @@ export interface FetchResult {
  */
 export const FETCH = defineScript<FetchResult>({
   name: "fetch",
-  keys: ["<identity>", "edgekiq:inflight", "dead", "queue:<q1>..<qn>", "held h1..hn", "landing l1..ln"],
+  keys: [
+    "<identity>",
+    "edgekiq:inflight",
+    "dead",
+    "queue:<q1>..<qn>",
+    "held h1..hn",
+    "landing l1..ln",
+    "...keys to release",
+  ],
   argv: [
     "identity",
     "ttl",
@@ -69,7 +80,9 @@ export const FETCH = defineScript<FetchResult>({
     "landingQueue",
     "landingBatch",
     "now",
+    "u",
     "...queue names",
+    "...values of the keys to release",
     "o",
     "...order",
     "r",
@@ -82,7 +95,8 @@ export const FETCH = defineScript<FetchResult>({
     "...(queue, batch, index, raw)",
   ],
   lua: HELD_LUA + `
-local n = (#KEYS - 3) / 3
+local u = tonumber(ARGV[10])
+local n = (#KEYS - 3 - u) / 3
 local function q(i) return KEYS[3 + i] end
 local function h(i) return KEYS[3 + n + i] end
 local count = math.min(tonumber(ARGV[3]), SPAN)
@@ -94,14 +108,17 @@ if lq > 0 then
   local raw = redis.call("RPOP", KEYS[3 + 2 * n + lq])
   if raw then
     if string.find(raw, "\\0", 1, true) then
-      buryNul(KEYS[3], ARGV[9 + lq], raw, "nul-" .. ARGV[8], now)
+      buryNul(KEYS[3], ARGV[10 + lq], raw, "nul-" .. ARGV[8], now)
     else
       redis.call("HSET", h(lq), ARGV[8], raw)
     end
     adopted = 1
   end
 end
-local a = 10 + n
+for j = 1, u do
+  if redis.call("GET", KEYS[3 + 3 * n + j]) == ARGV[10 + n + j] then redis.call("DEL", KEYS[3 + 3 * n + j]) end
+end
+local a = 11 + n + u
 local order = {}
 for i = 1, tonumber(ARGV[a]) do order[i] = tonumber(ARGV[a + i]) end
 a = a + #order + 1
@@ -165,7 +182,7 @@ if count > 0 then
           kept = {}
           for k = 1, #jobs do
             if string.find(jobs[k], "\\0", 1, true) then
-              buryNul(KEYS[3], ARGV[9 + i], jobs[k], "nul-" .. batch .. "-" .. k, now)
+              buryNul(KEYS[3], ARGV[10 + i], jobs[k], "nul-" .. batch .. "-" .. k, now)
             else
               kept[#kept + 1] = jobs[k]
             end
@@ -183,7 +200,8 @@ end
 return {0, reregistered, adopted, 0, ""}
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    const n = (keys.length - 3) / 3;
+    const u = Number(argv[9]);
+    const n = (keys.length - 3 - u) / 3;
     const q = (i: number) => keys[2 + i];
     const h = (i: number) => keys[2 + n + i];
     const count = Math.min(Number(argv[2]), BATCH_SPAN);
@@ -194,12 +212,15 @@ return {0, reregistered, adopted, 0, ""}
     if (lq > 0) {
       const raw = redis.call("RPOP", keys[2 + 2 * n + lq]) as string | null;
       if (raw !== null) {
-        if (raw.includes(SEPARATOR)) heldTwin.buryNul(redis, keys[2], argv[8 + lq], raw, `nul-${argv[7]}`, now);
+        if (raw.includes(SEPARATOR)) heldTwin.buryNul(redis, keys[2], argv[9 + lq], raw, `nul-${argv[7]}`, now);
         else redis.call("HSET", h(lq), argv[7], raw);
         adopted = 1;
       }
     }
-    let a = 9 + n;
+    for (let j = 1; j <= u; j++) {
+      if (redis.call("GET", keys[2 + 3 * n + j]) === argv[9 + n + j]) redis.call("DEL", keys[2 + 3 * n + j]);
+    }
+    let a = 10 + n + u;
     const order = argv.slice(a + 1, a + 1 + Number(argv[a])).map(Number);
     a += order.length + 1;
     for (let r = Number(argv[a]); r > 0; r--) {
@@ -250,7 +271,7 @@ return {0, reregistered, adopted, 0, ""}
         if (!jobs || jobs.length === 0) continue;
         const kept = jobs.filter((raw, k) => {
           if (!raw.includes(SEPARATOR)) return true;
-          heldTwin.buryNul(redis, keys[2], argv[8 + i], raw, `nul-${batch}-${k + 1}`, now);
+          heldTwin.buryNul(redis, keys[2], argv[9 + i], raw, `nul-${batch}-${k + 1}`, now);
           return false;
         });
         if (kept.length === 0) return [i, reregistered, adopted, 0, ""];
@@ -311,4 +332,32 @@ return {0}
     const arr = reply as (string | number)[];
     return { queueIndex: Number(arr[0]) - 1, jobs: arr.slice(1) as string[] };
   },
+});
+
+/**
+ * Deletes each key that still holds its value (basic fetch has no fetch call
+ * to carry lock releases, so it sends them on their own).
+ *
+ * KEYS: keys to release. ARGV: the value each must still hold.
+ * Reply: how many were deleted.
+ */
+export const RELEASE_KEYS = defineScript<number>({
+  name: "releaseKeys",
+  keys: ["...keys to release"],
+  argv: ["...values they must still hold"],
+  lua: `
+local n = 0
+for i = 1, #KEYS do
+  if redis.call("GET", KEYS[i]) == ARGV[i] then n = n + redis.call("DEL", KEYS[i]) end
+end
+return n
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    let n = 0;
+    keys.forEach((key, i) => {
+      if (redis.call("GET", key) === argv[i]) n += redis.call("DEL", key) as number;
+    });
+    return n;
+  },
+  decode: (reply) => Number(reply),
 });

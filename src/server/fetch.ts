@@ -18,7 +18,7 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
-import { FETCH, POP } from "../scripts/fetch.ts";
+import { FETCH, POP, RELEASE_KEYS } from "../scripts/fetch.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
 import { recoveredCount } from "../scripts/recover.ts";
 import { RELEASE } from "../scripts/release.ts";
@@ -117,6 +117,7 @@ export class Fetcher {
   #dirty = new Set<Batch>();
   #rawAcks: Array<[number, number, number, string]> = [];
   #released: number[] = [];
+  #unlocks: Array<[key: string, value: string]> = [];
   #landing: [queueIndex: number, batch: number] | undefined;
   #mark = 0;
   #sentMark = 0;
@@ -203,6 +204,14 @@ export class Fetcher {
   }
 
   /**
+   * Deletes `key` if it still holds `value`, with the next call: a lock a
+   * job's middleware let go of, at no Redis command of its own.
+   */
+  releaseLater(key: string, value: string): void {
+    this.#unlocks.push([key, value]);
+  }
+
+  /**
    * Records that a job started here. Jobs start in token order, so one mark
    * (sent with the next call) tells recovery which held jobs were running.
    */
@@ -220,7 +229,7 @@ export class Fetcher {
   }
 
   async #call(max: number, startNow: number, all: boolean): Promise<Take> {
-    if (!this.#o.reliable) return max > 0 ? this.#pop(max) : NOTHING;
+    if (!this.#o.reliable) return this.#pop(max);
     max = Math.min(max, BATCH_SPAN);
     const batch = this.#next;
     if (max > 0) this.#next++;
@@ -236,7 +245,9 @@ export class Fetcher {
       this.#landing?.[0] ?? 0,
       this.#landing?.[1] ?? 0,
       Date.now() / 1000,
+      this.#unlocks.length,
       ...this.#names,
+      ...this.#unlocks.map(([, value]) => value),
       order.length,
       ...order,
       this.#released.length,
@@ -255,13 +266,19 @@ export class Fetcher {
     for (const b of partial) argv.push(b.qi, b.id, b.size, b.fresh.length, ...b.fresh);
     argv.push(this.#rawAcks.length);
     for (const ack of this.#rawAcks) argv.push(...ack);
-    const sent = { fresh: partial.map((b) => b.fresh), rawAcks: this.#rawAcks, released: this.#released };
+    const sent = {
+      fresh: partial.map((b) => b.fresh),
+      rawAcks: this.#rawAcks,
+      released: this.#released,
+      unlocks: this.#unlocks,
+    };
     const landing = this.#landing;
     for (const b of partial) b.fresh = [];
     for (const b of done) this.#dirty.delete(b);
     for (const b of partial) this.#dirty.delete(b);
     this.#rawAcks = [];
     this.#released = [];
+    this.#unlocks = [];
     this.#landing = undefined;
     let result;
     try {
@@ -270,6 +287,7 @@ export class Fetcher {
         this.#o.keys.inflightRegistry,
         this.#o.keys.dead,
         ...this.#scriptKeys,
+        ...sent.unlocks.map(([key]) => key),
       ], argv);
     } catch (error) {
       // Not done, or done with the reply lost: acks are sent again (they
@@ -281,6 +299,7 @@ export class Fetcher {
       for (const b of done) this.#dirty.add(b);
       this.#rawAcks.unshift(...sent.rawAcks);
       this.#released.unshift(...sent.released);
+      this.#unlocks.unshift(...sent.unlocks);
       if (max > 0) this.#released.push(batch);
       this.#landing ??= landing;
       throw error;
@@ -352,8 +371,12 @@ export class Fetcher {
 
   /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
   async flush(): Promise<void> {
+    if (!this.#o.reliable) {
+      if (this.#unlocks.length) await this.#pop(0);
+      return;
+    }
     const idle = this.#dirty.size === 0 && this.#rawAcks.length === 0 && this.#released.length === 0 &&
-      !this.#landing &&
+      this.#unlocks.length === 0 && !this.#landing &&
       this.#mark <= this.#sentMark;
     if (!idle) await this.#call(0, 0, true);
   }
@@ -428,6 +451,17 @@ export class Fetcher {
   }
 
   async #pop(max: number): Promise<Take> {
+    if (this.#unlocks.length) {
+      const unlocks = this.#unlocks;
+      this.#unlocks = [];
+      try {
+        await this.#o.transport.script(RELEASE_KEYS, unlocks.map(([key]) => key), unlocks.map(([, value]) => value));
+      } catch (error) {
+        this.#unlocks.unshift(...unlocks);
+        throw error;
+      }
+    }
+    if (max === 0) return NOTHING;
     const order = this.#o.queues.order();
     const result = await this.#o.transport.script(POP, order.map((q) => this.#o.keys.queue(q)), [max]);
     if (result.queueIndex < 0) return NOTHING;

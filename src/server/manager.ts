@@ -24,7 +24,7 @@ export interface ManagerOptions {
   concurrency: number;
   fetcher: Fetcher;
   feeder: Feeder;
-  deps: Omit<ProcessorDeps, "signal" | "stopping">;
+  deps: Omit<ProcessorDeps, "signal" | "stopping" | "tools">;
   logger: Logger;
   /** Errors the manager survives (processor crashes, failed requeues). */
   onError: (error: unknown, context: Record<string, unknown>) => void;
@@ -90,7 +90,13 @@ export class Manager {
   start(): void {
     if (this.#state !== "new") return;
     this.#state = "running";
-    const deps: ProcessorDeps = { ...this.#o.deps, signal: this.#abort.signal, stopping: this.#stopping.signal };
+    const fetcher = this.fetcher;
+    const deps: ProcessorDeps = {
+      ...this.#o.deps,
+      signal: this.#abort.signal,
+      stopping: this.#stopping.signal,
+      tools: { releaseLater: (key, value) => fetcher.releaseLater(key, value) },
+    };
     this.#o.feeder.start();
     for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps));
   }

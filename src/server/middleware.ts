@@ -1,7 +1,8 @@
 /**
- * Server middleware, Sidekiq's shape: `(job, payload, queue, next)`. Call
- * `next()` to run the rest of the chain and the job; return without calling
- * it to skip the job (it is acknowledged and counts as processed).
+ * Server middleware, Sidekiq's shape: `(job, payload, queue, next)`, plus a
+ * fifth argument of engine tools. Call `next()` to run the rest of the chain
+ * and the job; return without calling it to skip the job (it is acknowledged
+ * and counts as processed).
  *
  * @module
  */
@@ -25,7 +26,19 @@ export type ServerMiddleware = (
   payload: JobPayload,
   queue: string,
   next: () => Promise<void>,
+  tools: ServerMiddlewareTools,
 ) => unknown;
+
+/** What the engine offers middleware beyond the job itself. */
+export interface ServerMiddlewareTools {
+  /**
+   * Deletes `key` if it still holds `value`, with the worker's next Redis
+   * round trip (which also acknowledges jobs): releasing a lock this way
+   * costs no command of its own, and a lock taken since by another job is
+   * left alone.
+   */
+  releaseLater(key: string, value: string): void;
+}
 
 /**
  * Runs `chain` around `run`. With no middleware it calls `run` directly and
@@ -38,7 +51,7 @@ export type ServerMiddleware = (
  */
 export function runServerMiddleware(
   chain: readonly ServerMiddleware[],
-  target: { job: AnyJob; payload: JobPayload; queue: string },
+  target: { job: AnyJob; payload: JobPayload; queue: string; tools: ServerMiddlewareTools },
   run: () => unknown,
 ): unknown {
   if (chain.length === 0) return run();
@@ -47,7 +60,7 @@ export function runServerMiddleware(
       await run();
       return;
     }
-    await chain[index](target.job, target.payload, target.queue, () => step(index + 1));
+    await chain[index](target.job, target.payload, target.queue, () => step(index + 1), target.tools);
   };
   return step(0);
 }

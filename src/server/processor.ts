@@ -11,7 +11,7 @@
 import { activeJobArguments, isActiveJob } from "../activejob.ts";
 import { buryPayloads } from "../dead_set_rules.ts";
 import { metricsClassName, type MetricsTracker } from "../metrics/tracker.ts";
-import { Discard, JobArgsError, PayloadError, TransportError } from "../errors.ts";
+import { Discard, Interrupt, JobArgsError, PayloadError, TransportError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
 import type { JobContext } from "../job.ts";
 import { validateArgs } from "../job.ts";
@@ -21,7 +21,7 @@ import { createRegistry, type JobsInput, type Registry } from "../registry.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { Keys } from "../keys.ts";
 import type { UnitOfWork } from "./fetch.ts";
-import { runServerMiddleware, type ServerMiddleware } from "./middleware.ts";
+import { runServerMiddleware, type ServerMiddleware, type ServerMiddlewareTools } from "./middleware.ts";
 import { type DeathHandler, errorClass, errorMessage, JobRetry } from "./retry.ts";
 import type { JobCounters } from "./stats.ts";
 
@@ -55,6 +55,8 @@ export interface ProcessorDeps {
   signal: AbortSignal;
   /** Fires at quiet, stop or the end of a drain's budget; every job's `ctx.stopping`. */
   stopping: AbortSignal;
+  /** What middleware may ask of the engine (bound to the capsule's fetcher). */
+  tools: ServerMiddlewareTools;
   /** Reports errors outside a job's own failure path. */
   onError: (error: unknown, context: Record<string, unknown>) => void;
   /** Execution metrics per job class (Sidekiq's format), flushed with the heartbeat; absent when off. */
@@ -84,7 +86,7 @@ export interface ProcessorConfig {
 export function processorDeps(
   base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError" | "metrics">,
   config: ProcessorConfig,
-): Omit<ProcessorDeps, "signal" | "stopping"> {
+): Omit<ProcessorDeps, "signal" | "stopping" | "tools"> {
   const { transport, keys, timeFormat, logger, onError } = base;
   return {
     ...base,
@@ -151,7 +153,7 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   try {
     const perform = () => job.perform(ctx, ...args);
     const run = deps.middleware.length
-      ? () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue }, perform)
+      ? () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue, tools: deps.tools }, perform)
       : perform;
     await (deps.currentJob ? runInJob(ctx, run) : run());
     deps.stats.processed++;
@@ -164,6 +166,11 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
       deps.metrics?.record(metricsClassName(payload), performance.now() - started, false);
       if (deps.jobLogging) ctx.logger.info("discarded", { reason: error.message });
       return "ack";
+    }
+    if (error instanceof Interrupt) {
+      // Asked to stop here and resume later: back on its queue as it is.
+      if (deps.jobLogging) ctx.logger.info("interrupted", { reason: error.message });
+      return "requeue";
     }
     if (deps.signal.aborted) {
       // Hard shutdown interrupted it: it goes back on its queue, and a retry
