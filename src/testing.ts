@@ -21,7 +21,7 @@ import type { Logger } from "./logger.ts";
 import { type JobPayload, parsePayload } from "./payload.ts";
 import type { JobsInput } from "./registry.ts";
 import { drain, type DrainResult } from "./server/drain.ts";
-import type { ServerMiddleware } from "./server/middleware.ts";
+import type { ServerMiddleware } from "./server_middleware.ts";
 import { Poller } from "./server/poller.ts";
 import { silentLogger } from "./logger.ts";
 import { memoryTransport } from "./transport/memory.ts";

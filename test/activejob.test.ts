@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createClient, memoryTransport, parsePayload, PayloadError } from "../mod.ts";
+import { createClient, memoryTransport, PayloadError } from "../mod.ts";
+import { parsePayload } from "../src/extend.ts";
 import { activeJobArguments, globalId, isActiveJob, keywords, performLater, rubySymbol } from "../src/activejob.ts";
 
 const S = "ActiveJob::Serializers::";

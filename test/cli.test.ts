@@ -6,7 +6,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createClient, defineJob, keys, memoryTransport, TransportError, VERSION } from "../mod.ts";
+import { createClient, defineJob, memoryTransport, TransportError, VERSION } from "../mod.ts";
+import { keys } from "../src/extend.ts";
 import type { Runtime, SignalName } from "../src/runtime/runtime.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { parseArgs, UsageError } from "../src/cli/args.ts";

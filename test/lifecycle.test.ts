@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineJob, keys, Poller, pollOnce, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { createClient, defineJob, pollOnce, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { keys } from "../src/extend.ts";
+import { Poller } from "../src/server/poller.ts";
 import { TransportError } from "../src/errors.ts";
 import { heldCount, plantHeld } from "./support/held.ts";
 import { matrix, waitFor } from "./support/matrix.ts";

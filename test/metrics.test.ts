@@ -339,7 +339,10 @@ describe("metricsMiddleware", () => {
     await client.push(Ok, []);
     await client.push(Bad, []);
     await client.push(Skip, []);
-    await client.push("ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper", [{}], {
+    await client.push("ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper", [{
+      job_class: "ImportJob",
+      arguments: [],
+    }], {
       extra: { wrapped: "ImportJob" },
     });
     const tracker = new MetricsTracker();

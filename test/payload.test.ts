@@ -1,14 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  ConfigError,
-  createRegistry,
-  defineJob,
-  parsePayload,
-  PayloadError,
-  serializePayload,
-  toEpochMs,
-} from "../mod.ts";
+import { ConfigError, defineJob, PayloadError } from "../mod.ts";
+import { parsePayload, serializePayload, toEpochMs } from "../src/extend.ts";
+import { createRegistry } from "../src/registry.ts";
 import { assertJsonSafe } from "../src/json_safe.ts";
 import { newJids } from "../src/payload.ts";
 

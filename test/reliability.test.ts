@@ -7,7 +7,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import { createClient, defineJob, keys, Poller, silentLogger } from "../mod.ts";
+import { createClient, defineJob, silentLogger } from "../mod.ts";
+import { keys } from "../src/extend.ts";
+import { Poller } from "../src/server/poller.ts";
 import { TransportError } from "../src/errors.ts";
 import { ioredisTransport } from "../src/transport/ioredis.ts";
 import type { RedisArg, Transport } from "../src/transport/transport.ts";

@@ -18,7 +18,8 @@ import {
 import { HISTOGRAM_SIZE } from "../metrics/histogram.ts";
 import { METRICS_READ } from "../metrics/read_script.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { arr, invalid, num, pairs, str } from "./util.ts";
+import { invalid } from "./util.ts";
+import { arr, num, pairs, str } from "../transport/reply_readers.ts";
 
 /** The periods Sidekiq's Web UI offers. Up to 8h reads minute buckets; longer ones 10-minute buckets. */
 export type MetricsPeriod = "1h" | "2h" | "4h" | "8h" | "24h" | "48h" | "72h";

@@ -12,7 +12,8 @@ import { buildPeriodicJobs } from "../periodic/periodic_jobs.ts";
 import { type MissedPolicy, parseSpec } from "../periodic/schedule.ts";
 import { firstTick } from "../periodic/ticks.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { arr, invalid, pairs, str } from "./util.ts";
+import { invalid } from "./util.ts";
+import { arr, pairs, str } from "../transport/reply_readers.ts";
 
 /** One schedule as stored. */
 export interface PeriodicEntry {

@@ -7,7 +7,8 @@
 import type { Client } from "../client.ts";
 import type { RedisReply } from "../transport/transport.ts";
 import { Process, type ProcessData } from "./worker_process.ts";
-import { arr, invalid, num, str } from "./util.ts";
+import { invalid } from "./util.ts";
+import { arr, num, str } from "../transport/reply_readers.ts";
 
 /** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads them. */
 const FIELDS = ["info", "busy", "beat", "quiet", "rss", "rtt_us", "concurrency"] as const;

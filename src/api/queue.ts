@@ -6,7 +6,8 @@
  */
 import type { Client } from "../client.ts";
 import { enqueuedLatency, JobRecord } from "./job_record.ts";
-import { arr, checkJid, checkPage, invalid, num, str } from "./util.ts";
+import { checkJid, checkPage, invalid } from "./util.ts";
+import { arr, num, str } from "../transport/reply_readers.ts";
 
 /** Jobs read per LRANGE when iterating. */
 const PAGE_SIZE = 50;

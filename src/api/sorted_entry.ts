@@ -7,7 +7,19 @@
 import { PayloadError } from "../errors.ts";
 import { parsePayload } from "../payload.ts";
 import { JobRecord } from "./job_record.ts";
-import type { JobSet } from "./sorted_set.ts";
+import type { Client } from "../client.ts";
+
+/**
+ * What an entry needs of the set it belongs to (a `JobSet`: `ScheduledSet`,
+ * `RetrySet` or `DeadSet`).
+ */
+export interface EntrySet {
+  readonly key: string;
+  readonly client: Client;
+  deleteByValue(value: string): Promise<boolean>;
+  enqueueEntries(entries: readonly SortedEntry[], options?: { retry?: boolean }): Promise<boolean[]>;
+  killEntries(entries: readonly SortedEntry[]): Promise<boolean[]>;
+}
 import { invalid } from "./util.ts";
 
 /**
@@ -25,7 +37,7 @@ import { invalid } from "./util.ts";
  * ```
  */
 export class SortedEntry extends JobRecord {
-  #set: JobSet;
+  #set: EntrySet;
   #score: number;
 
   /**
@@ -35,14 +47,14 @@ export class SortedEntry extends JobRecord {
    * @param score Its score: epoch seconds.
    * @param value The raw member string.
    */
-  constructor(set: JobSet, score: number, value: string) {
+  constructor(set: EntrySet, score: number, value: string) {
     super(value);
     this.#set = set;
     this.#score = score;
   }
 
   /** The set the entry belongs to. */
-  get parent(): JobSet {
+  get parent(): EntrySet {
     return this.#set;
   }
 

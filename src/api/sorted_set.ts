@@ -10,7 +10,8 @@ import type { Client } from "../client.ts";
 import type { DeathHandler } from "../dead_set_rules.ts";
 import { drainSet, enqueueFromSet, killFromSet, notifyDeath } from "./moves.ts";
 import { SortedEntry } from "./sorted_entry.ts";
-import { checkJid, checkPage, invalid, num, pairs, zscan } from "./util.ts";
+import { checkJid, checkPage, invalid, zscan } from "./util.ts";
+import { num, pairs } from "../transport/reply_readers.ts";
 
 /** The three job sets. */
 export type JobSetName = "schedule" | "retry" | "dead";

@@ -7,7 +7,8 @@
 import type { Client } from "../client.ts";
 import type { Command } from "../transport/transport.ts";
 import { enqueuedLatency } from "./job_record.ts";
-import { arr, invalid, num, str } from "./util.ts";
+import { invalid } from "./util.ts";
+import { arr, num, str } from "../transport/reply_readers.ts";
 
 /** The two counters Sidekiq keeps. */
 export type StatName = "processed" | "failed";

@@ -6,43 +6,8 @@
  */
 import { ConfigError } from "../errors.ts";
 import { describe, type JobPayload, TIME_FIELDS, type TimeFormat } from "../payload.ts";
-import type { RedisReply, Transport } from "../transport/transport.ts";
-
-/** A reply as a string, or `null` for nil. */
-export function str(reply: RedisReply | undefined): string | null {
-  if (reply === null || reply === undefined) return null;
-  return typeof reply === "string" ? reply : String(reply);
-}
-
-/** A reply as a number; nil and garbage read as 0, as Ruby's `to_i`. */
-export function num(reply: RedisReply | undefined): number {
-  if (reply === null || reply === undefined) return 0;
-  const n = Number(reply);
-  return Number.isFinite(n) ? n : 0;
-}
-
-/** A reply as an array (nil reads as empty). */
-export function arr(reply: RedisReply | undefined): RedisReply[] {
-  return Array.isArray(reply) ? reply : [];
-}
-
-/**
- * Member/value pairs from a WITHSCORES, HGETALL or ZSCAN reply. Every
- * transport returns these flat (`[m1, s1, m2, s2]`, RESP2's shape; the
- * Bun adapter flattens RESP3's nested pairs), so this only pairs them up.
- */
-export function pairs(reply: RedisReply | undefined): [string, RedisReply][] {
-  const list = arr(reply);
-  const out: [string, RedisReply][] = [];
-  for (let i = 0; i + 1 < list.length; i += 2) out.push([str(list[i]) ?? "", list[i + 1]]);
-  return out;
-}
-
-/** The next cursor and the items of one SCAN-family reply. */
-export function scanReply(reply: RedisReply): [cursor: string, items: RedisReply] {
-  const [cursor, items] = arr(reply);
-  return [str(cursor) ?? "0", items ?? []];
-}
+import type { Transport } from "../transport/transport.ts";
+import { num, pairs, scanReply } from "../transport/reply_readers.ts";
 
 /** A ConfigError in edgekiq's message style: `Cannot <action> as '<field>' must be <rule>: current value is <v>`. */
 export function invalid(action: string, field: string, rule: string, value: unknown): ConfigError {

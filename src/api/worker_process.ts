@@ -8,7 +8,8 @@ import type { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { toEpochMs } from "../payload.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { invalid, num } from "./util.ts";
+import { invalid } from "./util.ts";
+import { num } from "../transport/reply_readers.ts";
 
 /** A remote signal a process picks up on its next heartbeat. */
 export type ProcessSignal = "TSTP" | "TERM" | "TTIN";

@@ -9,7 +9,7 @@ import type { Client } from "../client.ts";
 import { toEpochMs } from "../payload.ts";
 import type { Command } from "../transport/transport.ts";
 import { JobRecord } from "./job_record.ts";
-import { arr, num, pairs, str } from "./util.ts";
+import { arr, num, pairs, str } from "../transport/reply_readers.ts";
 
 /** One running job. */
 export interface Work {

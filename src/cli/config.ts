@@ -8,7 +8,7 @@
  */
 import * as v from "valibot";
 import type { ClientMiddleware } from "../client_middleware.ts";
-import type { ServerMiddleware } from "../server/middleware.ts";
+import type { ServerMiddleware } from "../server_middleware.ts";
 import type { DeathHandler } from "../server/retry.ts";
 import { checkRedisUrl, type CliArgs, queueSpec, UsageError } from "./args.ts";
 

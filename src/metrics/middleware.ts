@@ -5,7 +5,7 @@
  * @module
  */
 import { Discard } from "../errors.ts";
-import type { ServerMiddleware } from "../server/middleware.ts";
+import type { ServerMiddleware } from "../server_middleware.ts";
 import { metricsClassName, type MetricsTracker } from "./tracker.ts";
 
 /**

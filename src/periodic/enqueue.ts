@@ -12,7 +12,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import { pairs } from "../api/util.ts";
+import { pairs } from "../transport/reply_readers.ts";
 import type { RedisArg } from "../transport/transport.ts";
 import { PERIODIC_CLAIM } from "./claim_script.ts";
 import { scoreArg } from "./lua_common.ts";

@@ -15,7 +15,7 @@ import { type AnyJob, validateArgs } from "../job.ts";
 import { describe, type JobPayload } from "../payload.ts";
 import { assertJsonSafe } from "../json_safe.ts";
 import { digest } from "./digest.ts";
-import { firstTick } from "./ticks.ts";
+import { firstTick, type TickSpec } from "./ticks.ts";
 
 /**
  * What to do with ticks missed while nothing ran (every process down, a
@@ -95,21 +95,9 @@ export type PayloadTemplate = Pick<JobPayload, "class" | "queue" | "args"> & Rec
  * The stored form of a schedule: everything a process needs to compute its
  * ticks and build its job, with no code of its own.
  */
-export interface PeriodicSpec {
-  /** The cron expression, if a cron schedule. */
-  readonly cron?: string;
-  /** Its time zone, if given. */
-  readonly tz?: string;
-  /** Seconds between ticks, if an interval schedule. */
-  readonly every?: number;
+export interface PeriodicSpec extends TickSpec {
   /** The sidekiq-cron job whose ticks it shares, if any. */
   readonly sidekiqCron?: string;
-  /** `"skip"` or `"catchUp"`. */
-  readonly missed: "skip" | "catchUp";
-  /** With `catchUp`: how many missed ticks to enqueue at most. */
-  readonly catchUp?: number;
-  /** Seconds late before a tick counts as missed. */
-  readonly grace: number;
   /** The job payload without its per-push fields (jid, times). */
   readonly payload: Readonly<PayloadTemplate>;
 }

@@ -13,13 +13,27 @@
  * @module
  */
 import { Cron } from "croner";
-import type { PeriodicSpec } from "./schedule.ts";
+/** What tick planning reads of a schedule: its timing and its missed-tick policy. */
+export interface TickSpec {
+  /** The cron expression, if a cron schedule. */
+  readonly cron?: string;
+  /** Its time zone, if given. */
+  readonly tz?: string;
+  /** Seconds between ticks, if an interval schedule. */
+  readonly every?: number;
+  /** `"skip"` or `"catchUp"`. */
+  readonly missed: "skip" | "catchUp";
+  /** With `catchUp`: how many missed ticks to enqueue at most. */
+  readonly catchUp?: number;
+  /** Seconds late before a tick counts as missed. */
+  readonly grace: number;
+}
 
 /** The most ticks one claim enqueues; a longer run of due ticks takes several claims. */
 export const MAX_TICKS_PER_CLAIM = 100;
 
 /** Only timing fields matter here. */
-type Timing = Pick<PeriodicSpec, "cron" | "tz" | "every">;
+type Timing = Pick<TickSpec, "cron" | "tz" | "every">;
 
 const crons = new Map<string, Cron>();
 
@@ -107,7 +121,7 @@ export interface TickPlan {
  * // { ticks: [1700003580], next: 1700003640 }: an hour missed, run once
  * ```
  */
-export function planTicks(spec: Omit<PeriodicSpec, "payload">, expected: number, now: number): TickPlan {
+export function planTicks(spec: TickSpec, expected: number, now: number): TickPlan {
   if (expected > now) return { ticks: [], next: expected };
   if (now - expected <= spec.grace) {
     const ticks: number[] = [];

@@ -18,7 +18,7 @@ import { VERSION } from "../version.ts";
 import { assemble, metricsTracker } from "./assembly.ts";
 import { wholeNumber } from "./checks.ts";
 import { logErrors, processIdentity } from "./identity.ts";
-import type { ServerMiddleware } from "./middleware.ts";
+import type { ServerMiddleware } from "../server_middleware.ts";
 import type { DeathHandler } from "./retry.ts";
 import { JobCounters } from "./stats.ts";
 import type { MetricsTrackerOptions } from "../metrics/tracker.ts";

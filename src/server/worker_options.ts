@@ -11,7 +11,7 @@ import type { JobsInput } from "../registry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { PeriodicSchedule } from "../periodic/mod.ts";
-import type { ServerMiddleware } from "./middleware.ts";
+import type { ServerMiddleware } from "../server_middleware.ts";
 import type { PollerOptions } from "./poller.ts";
 import type { DeathHandler } from "./retry.ts";
 

@@ -7,7 +7,9 @@
  *
  *   --url redis://...  --transport ioredis|bun  --jobs N  --mode batched|one-per-call
  */
-import { createClient, defineJob, defineScript, keys, Poller, silentLogger } from "../../mod.ts";
+import { createClient, defineJob, silentLogger } from "../../mod.ts";
+import { defineScript, keys } from "../../src/extend.ts";
+import { Poller } from "../../src/server/poller.ts";
 import { commandWindow, main, openTransport, round } from "./child.ts";
 
 /** Sidekiq's LUA_ZPOPBYSCORE, verbatim. */

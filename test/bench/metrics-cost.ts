@@ -7,7 +7,8 @@
  *   npx tsx test/bench/metrics-cost.ts [--jobs 100000] [--rounds 3]
  *   npx bun test/bench/metrics-cost.ts   |   npx deno run -A test/bench/metrics-cost.ts
  */
-import { createClient, createWorker, defineJob, keys, type ServerMiddleware, silentLogger } from "../../mod.ts";
+import { createClient, createWorker, defineJob, type ServerMiddleware, silentLogger } from "../../mod.ts";
+import { keys } from "../../src/extend.ts";
 import { MetricsTracker } from "../../src/metrics/tracker.ts";
 import { metricsMiddleware } from "../../src/metrics/middleware.ts";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";

@@ -8,20 +8,9 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import {
-  createClient,
-  DeadSet,
-  defineJob,
-  memoryTransport,
-  parsePayload,
-  ProcessSet,
-  Queue,
-  RetrySet,
-  serializePayload,
-  toEpochMs,
-  type Transport,
-  Workers,
-} from "../../mod.ts";
+import { createClient, defineJob, memoryTransport, type Transport } from "../../mod.ts";
+import { DeadSet, ProcessSet, Queue, RetrySet, Workers } from "../../src/api/mod.ts";
+import { parsePayload, serializePayload, toEpochMs } from "../../src/extend.ts";
 import { decompressBacktrace } from "../../src/server/backtrace.ts";
 import { waitFor } from "../support/matrix.ts";
 import { testWorker } from "../support/worker.ts";

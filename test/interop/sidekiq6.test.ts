@@ -9,19 +9,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import process from "node:process";
-import {
-  createClient,
-  DeadSet,
-  defineJob,
-  parsePayload,
-  ProcessSet,
-  RetrySet,
-  Stats,
-  toEpochMs,
-  type Transport,
-  type Worker,
-  Workers,
-} from "../../mod.ts";
+import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
+import { DeadSet, ProcessSet, RetrySet, Stats, Workers } from "../../src/api/mod.ts";
+import { parsePayload, toEpochMs } from "../../src/extend.ts";
 import { decompressBacktrace } from "../../src/server/backtrace.ts";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";

@@ -17,7 +17,7 @@
  * @module
  */
 import type { ClientMiddleware } from "../../client_middleware.ts";
-import type { ServerMiddleware } from "../../server/middleware.ts";
+import type { ServerMiddleware } from "../../server_middleware.ts";
 import { otelClientMiddleware } from "./client.ts";
 import type { OtelOptions } from "./options.ts";
 import { otelServerMiddleware } from "./server.ts";

@@ -7,7 +7,7 @@
 import { context, type Link, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { currentJob } from "../../current_job.ts";
 import { Discard } from "../../errors.ts";
-import type { ServerMiddleware } from "../../server/middleware.ts";
+import type { ServerMiddleware } from "../../server_middleware.ts";
 import { extractTrace } from "./carrier.ts";
 import { jobAttributes, type OtelOptions, thrown, tracerFrom } from "./options.ts";
 

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { AnyJob } from "../job.ts";
-import type { JobPayload } from "../payload.ts";
+import type { AnyJob } from "./job.ts";
+import type { JobPayload } from "./payload.ts";
 
 /**
  * One server middleware.
