@@ -1,473 +1,441 @@
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import {
-  createClient,
-  currentJob,
-  defineJob,
-  Discard,
-  Interrupt,
-  type JobPayload,
-  type Transport,
-  type Worker,
-} from "../mod.ts";
+import { createClient, currentJob, defineJob, Discard, Interrupt, type JobPayload, type Transport } from "../mod.ts";
 import { Metrics } from "../src/api/metrics.ts";
-import { matrix, waitFor } from "./support/matrix.ts";
+import { waitFor } from "./support/matrix.ts";
+import { eachTarget } from "./support/targets.ts";
+import { failingJob, okJob } from "./support/jobs.ts";
 import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
 
 const deadEntries = async (redis: Transport) =>
   ((await redis.call("ZRANGE", "dead", 0, -1)) as string[]).map((raw) => JSON.parse(raw) as JobPayload);
 
-for (const target of matrix()) {
-  describe(`engine on ${target.name}`, () => {
-    let redis: Transport;
-    let worker: Worker | undefined;
-    beforeEach(async () => {
-      redis ??= await target.open();
-      await target.flush();
+eachTarget("engine", (t) => {
+  it("runs jobs in FIFO order within a queue", async () => {
+    const seen: number[] = [];
+    const Ordered = defineJob({
+      name: "Ordered",
+      perform(_ctx, n: number) {
+        seen.push(n);
+      },
     });
-    afterEach(async () => {
-      await worker?.stop();
-      worker = undefined;
-    });
-
-    it("runs jobs in FIFO order within a queue", async () => {
-      const seen: number[] = [];
-      const Ordered = defineJob({
-        name: "Ordered",
-        perform(_ctx, n: number) {
-          seen.push(n);
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.pushBulk(Ordered, Array.from({ length: 50 }, (_, i) => [i]));
-      worker = testWorker(redis, { jobs: [Ordered], concurrency: 1 });
-      await worker.run();
-      await waitFor(() => seen.length === 50, "50 jobs");
-      assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i));
-    });
-
-    it("never runs more than `concurrency` jobs at once, and passes ctx", async () => {
-      let running = 0, peak = 0, done = 0;
-      const ctxs: Array<{ jid: string; queue: string; retryCount: number; aborted: boolean }> = [];
-      const Slow = defineJob({
-        name: "Slow",
-        async perform(ctx) {
-          ctxs.push({ jid: ctx.jid, queue: ctx.queue, retryCount: ctx.retryCount, aborted: ctx.signal.aborted });
-          peak = Math.max(peak, ++running);
-          await new Promise((r) => setTimeout(r, 5));
-          running--;
-          done++;
-        },
-      });
-      const jids = await createClient({ transport: redis }).pushBulk(Slow, Array.from({ length: 60 }, () => []));
-      worker = testWorker(redis, { jobs: [Slow], concurrency: 4 });
-      await worker.run();
-      await waitFor(() => done === 60, "60 jobs");
-      assert.ok(peak <= 4, `peak ${peak} <= 4`);
-      assert.equal(peak, 4, "the slots were all used");
-      assert.deepEqual(new Set(ctxs.map((c) => c.jid)), new Set(jids));
-      assert.ok(ctxs.every((c) => c.queue === "default" && c.retryCount === 0 && !c.aborted));
-      await worker.stop();
-      assert.equal(await heldCount(redis, worker.identity), 0, "every job acked");
-    });
-
-    it("serves weighted queues in proportion to their weights", async () => {
-      const counts: Record<string, number> = { high: 0, low: 0 };
-      const firsts: string[] = [];
-      const W = defineJob({
-        name: "W",
-        perform(ctx) {
-          firsts.push(ctx.queue);
-          counts[ctx.queue]++;
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "high" });
-      await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "low" });
-      // prefetch 0 and concurrency 1: every fetch takes one job from the first queue of a fresh weighted order.
-      worker = testWorker(redis, {
-        jobs: [W],
-        capsules: { main: { queues: ["high,3", "low,1"], concurrency: 1, prefetch: 0 } },
-      });
-      await worker.run();
-      await waitFor(() => firsts.length >= 400, "400 jobs");
-      await worker.stop();
-      const sample = firsts.slice(0, 400);
-      const high = sample.filter((q) => q === "high").length / sample.length;
-      // Expected share of "high" first in a shuffled [h,h,h,l] is 3/4; 400 draws: sd ~ 0.022.
-      assert.ok(high > 0.65 && high < 0.85, `high share ${high.toFixed(3)} ~ 0.75`);
-    });
-
-    it("retries a failure with Sidekiq's fields and delay window", async () => {
-      const Fails = defineJob({
-        name: "Fails",
-        backtrace: 3,
-        perform() {
-          throw new TypeError("boom");
-        },
-      });
-      const client = createClient({ transport: redis });
-      const jid = await client.push(Fails, []);
-      worker = testWorker(redis, { jobs: [Fails] });
-      const t0 = Date.now() / 1000;
-      await worker.run();
-      const entry = await waitFor(
-        async () => ((await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]),
-        "retry entry",
-      )
-        .then(async () => {
-          await waitFor(async () => Number(await redis.call("ZCARD", "retry")) === 1, "retry zset");
-          return (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
-        });
-      const job = JSON.parse(entry[0]);
-      assert.equal(job.jid, jid);
-      assert.equal(job.retry_count, 0);
-      assert.equal(job.error_class, "TypeError");
-      assert.equal(job.error_message, "boom");
-      assert.equal(typeof job.failed_at, "number");
-      assert.equal(job.retried_at, undefined);
-      assert.equal(typeof job.error_backtrace, "string");
-      // count 0: 0**4 + 15 + rand(10) * 1 => 15..24 s
-      const delay = Number(entry[1]) - t0;
-      assert.ok(delay >= 14 && delay <= 26, `delay ${delay}`);
-      await worker.stop();
-      assert.equal(await heldCount(redis, worker.identity), 0);
-    });
-
-    it("increments retry_count and sets retried_at on later failures; exhausts to dead with death handlers", async () => {
-      const deaths: string[] = [];
-      const exhausted: string[] = [];
-      const Fails = defineJob({
-        name: "Fails",
-        retry: 2,
-        retriesExhausted(job) {
-          exhausted.push(job.jid);
-        },
-        perform() {
-          throw new Error("again");
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.push(Fails, [], { extra: { retry_count: 0, failed_at: Date.now() / 1000 - 100 } });
-      await client.push(Fails, [], { extra: { retry_count: 1, failed_at: Date.now() / 1000 - 100 } });
-      worker = testWorker(redis, { jobs: [Fails], deathHandlers: [(job) => void deaths.push(job.jid)] });
-      await worker.run();
-      await waitFor(
-        async () => deaths.length === 1 && Number(await redis.call("ZCARD", "retry")) === 1,
-        "one retry, one death",
-      );
-      const [retried] = ((await redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
-      assert.equal(retried.retry_count, 1);
-      assert.equal(typeof retried.retried_at, "number");
-      const [dead] = await deadEntries(redis);
-      assert.equal(dead.retry_count, 2);
-      assert.deepEqual(exhausted, [dead.jid]);
-      assert.deepEqual(deaths, [dead.jid]);
-    });
-
-    it("honours retryIn verdicts, Discard, retry: false and dead: false", async () => {
-      const deaths: string[] = [];
-      const jobs = [
-        defineJob({
-          name: "Custom",
-          retryIn: () => 1000,
-          perform() {
-            throw new Error("x");
-          },
-        }),
-        defineJob({
-          name: "Kill",
-          retryIn: () => "kill",
-          perform() {
-            throw new Error("x");
-          },
-        }),
-        defineJob({
-          name: "DiscardIn",
-          retryIn: () => "discard",
-          perform() {
-            throw new Error("x");
-          },
-        }),
-        defineJob({
-          name: "Thrown",
-          perform() {
-            throw new Discard("nope");
-          },
-        }),
-        defineJob({
-          name: "NoRetry",
-          retry: false,
-          perform() {
-            throw new Error("x");
-          },
-        }),
-        defineJob({
-          name: "NoMorgue",
-          retry: 0,
-          dead: false,
-          perform() {
-            throw new Error("x");
-          },
-        }),
-        defineJob({
-          name: "Exhausted",
-          retry: 0,
-          retriesExhausted: () => "discard",
-          perform() {
-            throw new Error("x");
-          },
-        }),
-      ];
-      const client = createClient({ transport: redis });
-      for (const job of jobs) await client.push(job, []);
-      worker = testWorker(redis, { jobs, deathHandlers: [(job) => void deaths.push(job.class)] });
-      await worker.run();
-      await waitFor(() => deaths.length === 3, "three deaths");
-      await worker.stop();
-      assert.deepEqual(deaths.sort(), ["Kill", "NoMorgue", "NoRetry"]);
-      const retry = (await redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
-      assert.equal(JSON.parse(retry[0]).class, "Custom");
-      assert.ok(Math.abs(Number(retry[1]) - (Date.now() / 1000 + 1000)) < 30);
-      assert.deepEqual((await deadEntries(redis)).map((j) => j.class), ["Kill"]);
-      assert.equal(await heldCount(redis, worker.identity), 0);
-    });
-
-    it("buries bad payloads with a reason and keeps going", async () => {
-      let ran = 0;
-      const Typed = defineJob({
-        name: "Typed",
-        args: v.tuple([v.number()]),
-        perform() {
-          ran++;
-        },
-      });
-      await redis.pipeline([
-        ["SADD", "queues", "default"],
-        [
-          "LPUSH",
-          "queue:default",
-          "{not json",
-          '{"args":[1],"jid":"a1","queue":"default"}',
-          '{"class":"Typed","jid":"a2","queue":"default"}',
-          '{"class":"Nobody","args":[],"jid":"a3","queue":"default"}',
-          '{"class":"Typed","args":["x"],"jid":"a4","queue":"default","custom":7}',
-          '{"class":"Typed","args":[1],"jid":"ok","queue":"default"}',
-        ],
-      ]);
-      worker = testWorker(redis, { jobs: [Typed] });
-      await worker.run();
-      await waitFor(async () => ran === 1 && Number(await redis.call("ZCARD", "dead")) === 5, "5 dead, 1 ran");
-      const dead = await deadEntries(redis);
-      const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
-      // Unreadable payloads are kept whole as args[0] of a readable envelope.
-      const wrapped = (needle: string) =>
-        dead.find((j) => j.class === "Edgekiq::InvalidPayload" && String(j.args[0]).includes(needle))!;
-      assert.deepEqual(wrapped("{not json").args, ["{not json"]);
-      assert.match(wrapped("{not json").error_message!, /not valid JSON/);
-      assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
-      assert.match(wrapped('"jid":"a2"').error_message!, /'args' must be an array/);
-      assert.equal(byJid.a3.error_class, "UnknownJobError");
-      assert.match(byJid.a3.error_message!, /no job named 'Nobody'/);
-      assert.equal(byJid.a4.error_class, "JobArgsError");
-      assert.match(byJid.a4.error_message!, /args\[0\]/);
-      assert.equal(byJid.a4.custom, 7, "unknown fields kept");
-    });
-
-    it("counts processed and failed, flushed on demand into Sidekiq's stat keys", async () => {
-      const Ok = defineJob({ name: "Ok", perform() {} });
-      const Bad = defineJob({
-        name: "Bad",
-        retry: false,
-        perform() {
-          throw new Error("x");
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.pushBulk(Ok, [[], [], []]);
-      await client.push(Bad, []);
-      let finished = 0;
-      worker = testWorker(redis, {
-        jobs: [Ok, Bad],
-        metrics: false,
-        middleware: [async (_j, _p, _q, next) => {
-          try {
-            await next();
-          } finally {
-            finished++;
-          }
-        }],
-      });
-      await worker.run();
-      await waitFor(() => finished === 4, "4 jobs");
-      const trips = redis.counters.roundTrips;
-      await worker.flushStats();
-      assert.equal(redis.counters.roundTrips - trips, 1, "one round trip for all counters");
-      const day = new Date().toISOString().slice(0, 10);
-      assert.deepEqual(
-        await redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
-        ["4", "1", "4", "1"],
-      );
-    });
-
-    it("writes execution metrics per class with the heartbeat, readable by the Metrics API", async () => {
-      const Ok = defineJob({ name: "MetOk", perform() {} });
-      const Bad = defineJob({
-        name: "MetBad",
-        retry: false,
-        perform() {
-          throw new Error("x");
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.pushBulk(Ok, [[], [], []]);
-      await client.push(Bad, []);
-      worker = testWorker(redis, { jobs: [Ok, Bad] });
-      await worker.run();
-      const metrics = new Metrics(client);
-      await waitFor(async () => {
-        await worker!.beat();
-        const { jobs } = await metrics.topJobs({ period: "1h" });
-        const p = (name: string) => jobs.find((j) => j.name === name)?.totals;
-        return p("MetOk")?.p === 3 && p("MetBad")?.p === 1 && p("MetBad")?.f === 1;
-      }, "metrics for both classes");
-    });
-
-    for (const fetch of ["reliable", "basic"] as const) {
-      it(`middleware releases locks with the next round trip (compare-and-delete), and Interrupt requeues as is (${fetch} fetch)`, async () => {
-        let runs = 0;
-        const Locked = defineJob({
-          name: "Locked",
-          perform(ctx) {
-            if (ctx.jid === "interrupt-me" && runs++ === 0) throw new Interrupt("resume later");
-          },
-        });
-        await redis.pipeline([["SET", "lock:a", "ja"], ["SET", "lock:b", "someone-else"]]);
-        const client = createClient({ transport: redis });
-        const ja = await client.push(Locked, [], { extra: { lock: "lock:a", owner: "ja" } });
-        await client.push(Locked, [], { extra: { lock: "lock:b", owner: "jb" } });
-        await redis.call(
-          "LPUSH",
-          "queue:default",
-          JSON.stringify({ class: "Locked", args: [], queue: "default", jid: "interrupt-me", retry: true }),
-        );
-        const done: string[] = [];
-        worker = testWorker(redis, {
-          jobs: [Locked],
-          fetch,
-          middleware: [async (_job, payload, _queue, next, tools) => {
-            await next();
-            if (typeof payload.lock === "string") tools.releaseLater(payload.lock, String(payload.owner));
-            done.push(payload.jid);
-          }],
-        });
-        await worker.run();
-        await waitFor(() => done.includes("interrupt-me") && done.length === 3, "all three done");
-        await waitFor(async () => (await redis.call("EXISTS", "lock:a")) === 0, "lock a released");
-        assert.ok(ja);
-        assert.equal(await redis.call("GET", "lock:b"), "someone-else", "a lock someone else holds stays");
-        assert.equal(runs, 2, "interrupted once, then resumed");
-        assert.equal(await redis.call("ZCARD", "retry"), 0, "an interrupt is not a failure");
-      });
-    }
-
-    it("makes the running job available to code deep inside perform (currentJob)", async () => {
-      const seen: Array<string | undefined> = [];
-      const deep = async () => {
-        await new Promise((r) => setTimeout(r, 1));
-        seen.push(currentJob()?.jid);
-      };
-      const Ctx = defineJob({
-        name: "Ctx",
-        async perform() {
-          await deep();
-        },
-      });
-      const jids = await createClient({ transport: redis }).pushBulk(Ctx, [[], [], []]);
-      worker = testWorker(redis, { jobs: [Ctx], concurrency: 3 });
-      await worker.run();
-      await waitFor(() => seen.length === 3, "three jobs");
-      assert.deepEqual(new Set(seen), new Set(jids), "each job sees itself, even interleaved");
-      assert.equal(currentJob(), undefined, "nothing outside a job");
-    });
-
-    it("server middleware can skip a job", async () => {
-      let ran = 0;
-      const Skipped = defineJob({
-        name: "Skipped",
-        perform(_ctx, _n: number) {
-          ran++;
-        },
-      });
-      await createClient({ transport: redis }).pushBulk(Skipped, [[1], [2]]);
-      const seen: unknown[] = [];
-      worker = testWorker(redis, {
-        jobs: [Skipped],
-        middleware: [(_job, payload, _q, next) => {
-          seen.push(payload.args[0]);
-          return payload.args[0] === 1 ? undefined : next();
-        }],
-      });
-      await worker.run();
-      await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
-      await worker.stop();
-      assert.equal(await heldCount(redis, worker.identity), 0);
-    });
-
-    it("basic fetch runs jobs too (BRPOP)", async () => {
-      let ran = 0;
-      const B = defineJob({
-        name: "B",
-        perform() {
-          ran++;
-        },
-      });
-      worker = testWorker(redis, { jobs: [B], fetch: "basic" });
-      await worker.run();
-      await createClient({ transport: redis }).pushBulk(B, Array.from({ length: 30 }, () => []));
-      await waitFor(() => ran === 30, "30 jobs");
-      assert.equal(await redis.call("HLEN", "edgekiq:inflight"), 0, "basic fetch registers no private lists");
-    });
-
-    it("keeps fetching after a backlog drains: later pushes run and stop returns", async () => {
-      let ran = 0;
-      const Quick = defineJob({
-        name: "Quick",
-        perform() {
-          ran++;
-        },
-      });
-      const client = createClient({ transport: redis });
-      await client.pushBulk(Quick, Array.from({ length: 2000 }, () => []));
-      worker = testWorker(redis, { jobs: [Quick], concurrency: 10 });
-      await worker.run();
-      await waitFor(() => ran === 2000, "the backlog");
-      for (let round = 0; round < 3; round++) {
-        await client.pushBulk(Quick, Array.from({ length: 25 }, () => []));
-        await waitFor(() => ran === 2000 + 25 * (round + 1), `round ${round} after the backlog`);
-      }
-      const t0 = Date.now();
-      await worker.stop();
-      assert.ok(Date.now() - t0 < 2000, "stop returns promptly");
-      worker = undefined;
-    });
-
-    it("picks up a job pushed while idle (blocking fetch wakes)", async () => {
-      let ran = 0;
-      const Idle = defineJob({
-        name: "Idle",
-        perform() {
-          ran++;
-        },
-      });
-      worker = testWorker(redis, { jobs: [Idle], blockSeconds: 5 });
-      await worker.run();
-      await new Promise((r) => setTimeout(r, 50));
-      await createClient({ transport: redis }).push(Idle, []);
-      // Well inside the 5 s block: the blocked pop itself woke.
-      await waitFor(() => ran === 1, "the idle job", 3000);
-    });
+    const client = createClient({ transport: t.redis });
+    await client.pushBulk(Ordered, Array.from({ length: 50 }, (_, i) => [i]));
+    t.worker = testWorker(t.redis, { jobs: [Ordered], concurrency: 1 });
+    await t.worker.run();
+    await waitFor(() => seen.length === 50, "50 jobs");
+    assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i));
   });
-}
+
+  it("never runs more than `concurrency` jobs at once, and passes ctx", async () => {
+    let running = 0, peak = 0, done = 0;
+    const ctxs: Array<{ jid: string; queue: string; retryCount: number; aborted: boolean }> = [];
+    const Slow = defineJob({
+      name: "Slow",
+      async perform(ctx) {
+        ctxs.push({ jid: ctx.jid, queue: ctx.queue, retryCount: ctx.retryCount, aborted: ctx.signal.aborted });
+        peak = Math.max(peak, ++running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        done++;
+      },
+    });
+    const jids = await createClient({ transport: t.redis }).pushBulk(Slow, Array.from({ length: 60 }, () => []));
+    t.worker = testWorker(t.redis, { jobs: [Slow], concurrency: 4 });
+    await t.worker.run();
+    await waitFor(() => done === 60, "60 jobs");
+    assert.ok(peak <= 4, `peak ${peak} <= 4`);
+    assert.equal(peak, 4, "the slots were all used");
+    assert.deepEqual(new Set(ctxs.map((c) => c.jid)), new Set(jids));
+    assert.ok(ctxs.every((c) => c.queue === "default" && c.retryCount === 0 && !c.aborted));
+    await t.worker.stop();
+    assert.equal(await heldCount(t.redis, t.worker.identity), 0, "every job acked");
+  });
+
+  it("serves weighted queues in proportion to their weights", async () => {
+    const counts: Record<string, number> = { high: 0, low: 0 };
+    const firsts: string[] = [];
+    const W = defineJob({
+      name: "W",
+      perform(ctx) {
+        firsts.push(ctx.queue);
+        counts[ctx.queue]++;
+      },
+    });
+    const client = createClient({ transport: t.redis });
+    await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "high" });
+    await client.pushBulk(W, Array.from({ length: 600 }, () => []), { queue: "low" });
+    // prefetch 0 and concurrency 1: every fetch takes one job from the first queue of a fresh weighted order.
+    t.worker = testWorker(t.redis, {
+      jobs: [W],
+      capsules: { main: { queues: ["high,3", "low,1"], concurrency: 1, prefetch: 0 } },
+    });
+    await t.worker.run();
+    await waitFor(() => firsts.length >= 400, "400 jobs");
+    await t.worker.stop();
+    const sample = firsts.slice(0, 400);
+    const high = sample.filter((q) => q === "high").length / sample.length;
+    // Expected share of "high" first in a shuffled [h,h,h,l] is 3/4; 400 draws: sd ~ 0.022.
+    assert.ok(high > 0.65 && high < 0.85, `high share ${high.toFixed(3)} ~ 0.75`);
+  });
+
+  it("retries a failure with Sidekiq's fields and delay window", async () => {
+    const Fails = defineJob({
+      name: "Fails",
+      backtrace: 3,
+      perform() {
+        throw new TypeError("boom");
+      },
+    });
+    const client = createClient({ transport: t.redis });
+    const jid = await client.push(Fails, []);
+    t.worker = testWorker(t.redis, { jobs: [Fails] });
+    const t0 = Date.now() / 1000;
+    await t.worker.run();
+    const entry = await waitFor(
+      async () => ((await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]),
+      "retry entry",
+    )
+      .then(async () => {
+        await waitFor(async () => Number(await t.redis.call("ZCARD", "retry")) === 1, "retry zset");
+        return (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+      });
+    const job = JSON.parse(entry[0]);
+    assert.equal(job.jid, jid);
+    assert.equal(job.retry_count, 0);
+    assert.equal(job.error_class, "TypeError");
+    assert.equal(job.error_message, "boom");
+    assert.equal(typeof job.failed_at, "number");
+    assert.equal(job.retried_at, undefined);
+    assert.equal(typeof job.error_backtrace, "string");
+    // count 0: 0**4 + 15 + rand(10) * 1 => 15..24 s
+    const delay = Number(entry[1]) - t0;
+    assert.ok(delay >= 14 && delay <= 26, `delay ${delay}`);
+    await t.worker.stop();
+    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+  });
+
+  it("increments retry_count and sets retried_at on later failures; exhausts to dead with death handlers", async () => {
+    const deaths: string[] = [];
+    const exhausted: string[] = [];
+    const Fails = defineJob({
+      name: "Fails",
+      retry: 2,
+      retriesExhausted(job) {
+        exhausted.push(job.jid);
+      },
+      perform() {
+        throw new Error("again");
+      },
+    });
+    const client = createClient({ transport: t.redis });
+    await client.push(Fails, [], { extra: { retry_count: 0, failed_at: Date.now() / 1000 - 100 } });
+    await client.push(Fails, [], { extra: { retry_count: 1, failed_at: Date.now() / 1000 - 100 } });
+    t.worker = testWorker(t.redis, { jobs: [Fails], deathHandlers: [(job) => void deaths.push(job.jid)] });
+    await t.worker.run();
+    await waitFor(
+      async () => deaths.length === 1 && Number(await t.redis.call("ZCARD", "retry")) === 1,
+      "one retry, one death",
+    );
+    const [retried] = ((await t.redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+    assert.equal(retried.retry_count, 1);
+    assert.equal(typeof retried.retried_at, "number");
+    const [dead] = await deadEntries(t.redis);
+    assert.equal(dead.retry_count, 2);
+    assert.deepEqual(exhausted, [dead.jid]);
+    assert.deepEqual(deaths, [dead.jid]);
+  });
+
+  it("honours retryIn verdicts, Discard, retry: false and dead: false", async () => {
+    const deaths: string[] = [];
+    const jobs = [
+      defineJob({
+        name: "Custom",
+        retryIn: () => 1000,
+        perform() {
+          throw new Error("x");
+        },
+      }),
+      defineJob({
+        name: "Kill",
+        retryIn: () => "kill",
+        perform() {
+          throw new Error("x");
+        },
+      }),
+      defineJob({
+        name: "DiscardIn",
+        retryIn: () => "discard",
+        perform() {
+          throw new Error("x");
+        },
+      }),
+      defineJob({
+        name: "Thrown",
+        perform() {
+          throw new Discard("nope");
+        },
+      }),
+      defineJob({
+        name: "NoRetry",
+        retry: false,
+        perform() {
+          throw new Error("x");
+        },
+      }),
+      defineJob({
+        name: "NoMorgue",
+        retry: 0,
+        dead: false,
+        perform() {
+          throw new Error("x");
+        },
+      }),
+      defineJob({
+        name: "Exhausted",
+        retry: 0,
+        retriesExhausted: () => "discard",
+        perform() {
+          throw new Error("x");
+        },
+      }),
+    ];
+    const client = createClient({ transport: t.redis });
+    for (const job of jobs) await client.push(job, []);
+    t.worker = testWorker(t.redis, { jobs, deathHandlers: [(job) => void deaths.push(job.class)] });
+    await t.worker.run();
+    await waitFor(() => deaths.length === 3, "three deaths");
+    await t.worker.stop();
+    assert.deepEqual(deaths.sort(), ["Kill", "NoMorgue", "NoRetry"]);
+    const retry = (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+    assert.equal(JSON.parse(retry[0]).class, "Custom");
+    assert.ok(Math.abs(Number(retry[1]) - (Date.now() / 1000 + 1000)) < 30);
+    assert.deepEqual((await deadEntries(t.redis)).map((j) => j.class), ["Kill"]);
+    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+  });
+
+  it("buries bad payloads with a reason and keeps going", async () => {
+    let ran = 0;
+    const Typed = defineJob({
+      name: "Typed",
+      args: v.tuple([v.number()]),
+      perform() {
+        ran++;
+      },
+    });
+    await t.redis.pipeline([
+      ["SADD", "queues", "default"],
+      [
+        "LPUSH",
+        "queue:default",
+        "{not json",
+        '{"args":[1],"jid":"a1","queue":"default"}',
+        '{"class":"Typed","jid":"a2","queue":"default"}',
+        '{"class":"Nobody","args":[],"jid":"a3","queue":"default"}',
+        '{"class":"Typed","args":["x"],"jid":"a4","queue":"default","custom":7}',
+        '{"class":"Typed","args":[1],"jid":"ok","queue":"default"}',
+      ],
+    ]);
+    t.worker = testWorker(t.redis, { jobs: [Typed] });
+    await t.worker.run();
+    await waitFor(async () => ran === 1 && Number(await t.redis.call("ZCARD", "dead")) === 5, "5 dead, 1 ran");
+    const dead = await deadEntries(t.redis);
+    const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
+    // Unreadable payloads are kept whole as args[0] of a readable envelope.
+    const wrapped = (needle: string) =>
+      dead.find((j) => j.class === "Edgekiq::InvalidPayload" && String(j.args[0]).includes(needle))!;
+    assert.deepEqual(wrapped("{not json").args, ["{not json"]);
+    assert.match(wrapped("{not json").error_message!, /not valid JSON/);
+    assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
+    assert.match(wrapped('"jid":"a2"').error_message!, /'args' must be an array/);
+    assert.equal(byJid.a3.error_class, "UnknownJobError");
+    assert.match(byJid.a3.error_message!, /no job named 'Nobody'/);
+    assert.equal(byJid.a4.error_class, "JobArgsError");
+    assert.match(byJid.a4.error_message!, /args\[0\]/);
+    assert.equal(byJid.a4.custom, 7, "unknown fields kept");
+  });
+
+  it("counts processed and failed, flushed on demand into Sidekiq's stat keys", async () => {
+    const { job: Ok } = okJob();
+    const Bad = failingJob();
+    const client = createClient({ transport: t.redis });
+    await client.pushBulk(Ok, [[], [], []]);
+    await client.push(Bad, []);
+    let finished = 0;
+    t.worker = testWorker(t.redis, {
+      jobs: [Ok, Bad],
+      metrics: false,
+      middleware: [async (_j, _p, _q, next) => {
+        try {
+          await next();
+        } finally {
+          finished++;
+        }
+      }],
+    });
+    await t.worker.run();
+    await waitFor(() => finished === 4, "4 jobs");
+    const trips = t.redis.counters.roundTrips;
+    await t.worker.flushStats();
+    assert.equal(t.redis.counters.roundTrips - trips, 1, "one round trip for all counters");
+    const day = new Date().toISOString().slice(0, 10);
+    assert.deepEqual(
+      await t.redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
+      ["4", "1", "4", "1"],
+    );
+  });
+
+  it("writes execution metrics per class with the heartbeat, readable by the Metrics API", async () => {
+    const { job: Ok } = okJob("MetOk");
+    const Bad = failingJob("MetBad");
+    const client = createClient({ transport: t.redis });
+    await client.pushBulk(Ok, [[], [], []]);
+    await client.push(Bad, []);
+    t.worker = testWorker(t.redis, { jobs: [Ok, Bad] });
+    await t.worker.run();
+    const metrics = new Metrics(client);
+    await waitFor(async () => {
+      await t.worker!.beat();
+      const { jobs } = await metrics.topJobs({ period: "1h" });
+      const p = (name: string) => jobs.find((j) => j.name === name)?.totals;
+      return p("MetOk")?.p === 3 && p("MetBad")?.p === 1 && p("MetBad")?.f === 1;
+    }, "metrics for both classes");
+  });
+
+  for (const fetch of ["reliable", "basic"] as const) {
+    it(`middleware releases locks with the next round trip (compare-and-delete), and Interrupt requeues as is (${fetch} fetch)`, async () => {
+      let runs = 0;
+      const Locked = defineJob({
+        name: "Locked",
+        perform(ctx) {
+          if (ctx.jid === "interrupt-me" && runs++ === 0) throw new Interrupt("resume later");
+        },
+      });
+      await t.redis.pipeline([["SET", "lock:a", "ja"], ["SET", "lock:b", "someone-else"]]);
+      const client = createClient({ transport: t.redis });
+      const ja = await client.push(Locked, [], { extra: { lock: "lock:a", owner: "ja" } });
+      await client.push(Locked, [], { extra: { lock: "lock:b", owner: "jb" } });
+      await t.redis.call(
+        "LPUSH",
+        "queue:default",
+        JSON.stringify({ class: "Locked", args: [], queue: "default", jid: "interrupt-me", retry: true }),
+      );
+      const done: string[] = [];
+      t.worker = testWorker(t.redis, {
+        jobs: [Locked],
+        fetch,
+        middleware: [async (_job, payload, _queue, next, tools) => {
+          await next();
+          if (typeof payload.lock === "string") tools.releaseLater(payload.lock, String(payload.owner));
+          done.push(payload.jid);
+        }],
+      });
+      await t.worker.run();
+      await waitFor(() => done.includes("interrupt-me") && done.length === 3, "all three done");
+      await waitFor(async () => (await t.redis.call("EXISTS", "lock:a")) === 0, "lock a released");
+      assert.ok(ja);
+      assert.equal(await t.redis.call("GET", "lock:b"), "someone-else", "a lock someone else holds stays");
+      assert.equal(runs, 2, "interrupted once, then resumed");
+      assert.equal(await t.redis.call("ZCARD", "retry"), 0, "an interrupt is not a failure");
+    });
+  }
+
+  it("makes the running job available to code deep inside perform (currentJob)", async () => {
+    const seen: Array<string | undefined> = [];
+    const deep = async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      seen.push(currentJob()?.jid);
+    };
+    const Ctx = defineJob({
+      name: "Ctx",
+      async perform() {
+        await deep();
+      },
+    });
+    const jids = await createClient({ transport: t.redis }).pushBulk(Ctx, [[], [], []]);
+    t.worker = testWorker(t.redis, { jobs: [Ctx], concurrency: 3 });
+    await t.worker.run();
+    await waitFor(() => seen.length === 3, "three jobs");
+    assert.deepEqual(new Set(seen), new Set(jids), "each job sees itself, even interleaved");
+    assert.equal(currentJob(), undefined, "nothing outside a job");
+  });
+
+  it("server middleware can skip a job", async () => {
+    let ran = 0;
+    const Skipped = defineJob({
+      name: "Skipped",
+      perform(_ctx, _n: number) {
+        ran++;
+      },
+    });
+    await createClient({ transport: t.redis }).pushBulk(Skipped, [[1], [2]]);
+    const seen: unknown[] = [];
+    t.worker = testWorker(t.redis, {
+      jobs: [Skipped],
+      middleware: [(_job, payload, _q, next) => {
+        seen.push(payload.args[0]);
+        return payload.args[0] === 1 ? undefined : next();
+      }],
+    });
+    await t.worker.run();
+    await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
+    await t.worker.stop();
+    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+  });
+
+  it("basic fetch runs jobs too (BRPOP)", async () => {
+    let ran = 0;
+    const B = defineJob({
+      name: "B",
+      perform() {
+        ran++;
+      },
+    });
+    t.worker = testWorker(t.redis, { jobs: [B], fetch: "basic" });
+    await t.worker.run();
+    await createClient({ transport: t.redis }).pushBulk(B, Array.from({ length: 30 }, () => []));
+    await waitFor(() => ran === 30, "30 jobs");
+    assert.equal(await t.redis.call("HLEN", "edgekiq:inflight"), 0, "basic fetch registers no private lists");
+  });
+
+  it("keeps fetching after a backlog drains: later pushes run and stop returns", async () => {
+    let ran = 0;
+    const Quick = defineJob({
+      name: "Quick",
+      perform() {
+        ran++;
+      },
+    });
+    const client = createClient({ transport: t.redis });
+    await client.pushBulk(Quick, Array.from({ length: 2000 }, () => []));
+    t.worker = testWorker(t.redis, { jobs: [Quick], concurrency: 10 });
+    await t.worker.run();
+    await waitFor(() => ran === 2000, "the backlog");
+    for (let round = 0; round < 3; round++) {
+      await client.pushBulk(Quick, Array.from({ length: 25 }, () => []));
+      await waitFor(() => ran === 2000 + 25 * (round + 1), `round ${round} after the backlog`);
+    }
+    const t0 = Date.now();
+    await t.worker.stop();
+    assert.ok(Date.now() - t0 < 2000, "stop returns promptly");
+    t.worker = undefined;
+  });
+
+  it("picks up a job pushed while idle (blocking fetch wakes)", async () => {
+    let ran = 0;
+    const Idle = defineJob({
+      name: "Idle",
+      perform() {
+        ran++;
+      },
+    });
+    t.worker = testWorker(t.redis, { jobs: [Idle], blockSeconds: 5 });
+    await t.worker.run();
+    await new Promise((r) => setTimeout(r, 50));
+    await createClient({ transport: t.redis }).push(Idle, []);
+    // Well inside the 5 s block: the blocked pop itself woke.
+    await waitFor(() => ran === 1, "the idle job", 3000);
+  });
+});

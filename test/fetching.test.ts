@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, createClient, createWorker, defineJob, drain, type Transport, type Worker } from "../mod.ts";
+import { ConfigError, createClient, createWorker, defineJob, drain, type Transport } from "../mod.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import type { Script } from "../src/transport/script.ts";
 import type { RedisArg } from "../src/transport/transport.ts";
-import { matrix, waitFor } from "./support/matrix.ts";
+import { waitFor } from "./support/matrix.ts";
+import { eachTarget } from "./support/targets.ts";
 import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -102,83 +103,70 @@ async function backlog(redis: Transport, n: number) {
   return { Quick, state };
 }
 
-for (const target of matrix()) {
-  describe(`fetching on ${target.name}`, () => {
-    let redis: Transport;
-    let worker: Worker | undefined;
-    beforeEach(async () => {
-      redis ??= await target.open();
-      await target.flush();
-    });
-    afterEach(async () => {
-      await worker?.stop();
-      worker = undefined;
-    });
-
-    it("drains a backlog in batches, never more than two fetches on their way", async () => {
-      const { Quick, state } = await backlog(redis, 2000);
-      const { transport, seen } = watchFetches(redis);
-      worker = testWorker(transport, { jobs: [Quick], concurrency: 4 });
-      await worker.run();
-      await waitFor(() => state.done === 2000, "2,000 jobs");
-      await worker.stop();
-      assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
-      assert.ok(seen.calls <= 2000 / 4, `batches of 4 or more on average (${seen.calls} fetches for 2,000 jobs)`);
-      assert.equal(await heldCount(redis, worker.identity), 0, "every job acked");
-      if (target.name !== "memory") {
-        // Over a socket a round trip takes far longer than a no-op job, so the
-        // default prefetch grows past its floor of 2 x concurrency.
-        assert.ok(seen.peakAsked > 4 + 8, `prefetch grew: asked for ${seen.peakAsked} at once`);
-      }
-    });
-
-    it("does not ask again while a job runs and the queue is empty", async () => {
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let started = 0;
-      const Long = defineJob({
-        name: "Long",
-        async perform() {
-          started++;
-          await gate;
-        },
-      });
-      await createClient({ transport: redis }).push(Long, []);
-      const { transport, seen } = watchFetches(redis);
-      // One slot, busy: no processor is waiting, so nothing should poll.
-      worker = testWorker(transport, { jobs: [Long], concurrency: 1 });
-      await worker.run();
-      await waitFor(() => started === 1, "the job started");
-      await waitFor(() => seen.inFlight === 0, "fetches settled");
-      const before = seen.calls;
-      await new Promise((r) => setTimeout(r, 200));
-      assert.ok(seen.calls - before <= 1, `fetches while busy and empty: ${seen.calls - before}`);
-      release();
-      await worker.stop();
-    });
-
-    it("drain() starts with nothing held and grows its prefetch for quick jobs over a socket", async () => {
-      const { Quick, state } = await backlog(redis, 2000);
-      const { transport, seen } = watchFetches(redis);
-      const result = await drain({ transport, jobs: [Quick], budgetMs: 20_000, concurrency: 4 });
-      assert.deepEqual([result.processed, result.remaining, state.done], [2000, 0, 2000]);
-      assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
-      if (target.name !== "memory") {
-        assert.ok(seen.peakAsked > 4, `prefetch grew: asked for ${seen.peakAsked} at once`);
-        assert.ok(result.commandsPerJob < 0.1, `commands per job ${result.commandsPerJob}`);
-      }
-    });
-
-    it("keeps an explicit prefetch: never asks for more than concurrency + prefetch", async () => {
-      const { Quick, state } = await backlog(redis, 300);
-      const { transport, seen } = watchFetches(redis);
-      worker = testWorker(transport, {
-        jobs: [Quick],
-        capsules: { main: { queues: ["default"], concurrency: 2, prefetch: 1 } },
-      });
-      await worker.run();
-      await waitFor(() => state.done === 300, "300 jobs");
-      assert.ok(seen.peakAsked <= 3, `asked for ${seen.peakAsked} at once`);
-    });
+eachTarget("fetching", (t) => {
+  it("drains a backlog in batches, never more than two fetches on their way", async () => {
+    const { Quick, state } = await backlog(t.redis, 2000);
+    const { transport, seen } = watchFetches(t.redis);
+    t.worker = testWorker(transport, { jobs: [Quick], concurrency: 4 });
+    await t.worker.run();
+    await waitFor(() => state.done === 2000, "2,000 jobs");
+    await t.worker.stop();
+    assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
+    assert.ok(seen.calls <= 2000 / 4, `batches of 4 or more on average (${seen.calls} fetches for 2,000 jobs)`);
+    assert.equal(await heldCount(t.redis, t.worker.identity), 0, "every job acked");
+    if (t.target.name !== "memory") {
+      // Over a socket a round trip takes far longer than a no-op job, so the
+      // default prefetch grows past its floor of 2 x concurrency.
+      assert.ok(seen.peakAsked > 4 + 8, `prefetch grew: asked for ${seen.peakAsked} at once`);
+    }
   });
-}
+
+  it("does not ask again while a job runs and the queue is empty", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const Long = defineJob({
+      name: "Long",
+      async perform() {
+        started++;
+        await gate;
+      },
+    });
+    await createClient({ transport: t.redis }).push(Long, []);
+    const { transport, seen } = watchFetches(t.redis);
+    // One slot, busy: no processor is waiting, so nothing should poll.
+    t.worker = testWorker(transport, { jobs: [Long], concurrency: 1 });
+    await t.worker.run();
+    await waitFor(() => started === 1, "the job started");
+    await waitFor(() => seen.inFlight === 0, "fetches settled");
+    const before = seen.calls;
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(seen.calls - before <= 1, `fetches while busy and empty: ${seen.calls - before}`);
+    release();
+    await t.worker.stop();
+  });
+
+  it("drain() starts with nothing held and grows its prefetch for quick jobs over a socket", async () => {
+    const { Quick, state } = await backlog(t.redis, 2000);
+    const { transport, seen } = watchFetches(t.redis);
+    const result = await drain({ transport, jobs: [Quick], budgetMs: 20_000, concurrency: 4 });
+    assert.deepEqual([result.processed, result.remaining, state.done], [2000, 0, 2000]);
+    assert.ok(seen.peak <= 2, `at most two fetches at once (saw ${seen.peak})`);
+    if (t.target.name !== "memory") {
+      assert.ok(seen.peakAsked > 4, `prefetch grew: asked for ${seen.peakAsked} at once`);
+      assert.ok(result.commandsPerJob < 0.1, `commands per job ${result.commandsPerJob}`);
+    }
+  });
+
+  it("keeps an explicit prefetch: never asks for more than concurrency + prefetch", async () => {
+    const { Quick, state } = await backlog(t.redis, 300);
+    const { transport, seen } = watchFetches(t.redis);
+    t.worker = testWorker(transport, {
+      jobs: [Quick],
+      capsules: { main: { queues: ["default"], concurrency: 2, prefetch: 1 } },
+    });
+    await t.worker.run();
+    await waitFor(() => state.done === 300, "300 jobs");
+    assert.ok(seen.peakAsked <= 3, `asked for ${seen.peakAsked} at once`);
+  });
+});
