@@ -121,7 +121,7 @@ eachTarget("lifecycle", (t) => {
     assert.equal(await t.redis.call("ZCARD", "retry"), 0);
   });
 
-  it("closes seed 004's race: a job finishing right after requeue runs once", async () => {
+  it("closes the shutdown race: a job finishing right after hard shutdown put it back runs once", async () => {
     let runs = 0;
     const Racy = defineJob({
       name: "Racy",

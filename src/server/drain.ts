@@ -3,7 +3,7 @@
  * budget is nearly spent, then returns counts. It uses reliable fetch and
  * registers a short-lived process entry, so a concurrent invocation never
  * mistakes its in-flight jobs for orphans, and a killed invocation loses
- * nothing: the next poll recovers its private lists once the entry expires.
+ * nothing: the next poll recovers its held jobs once the entry expires.
  *
  * @module
  */

@@ -47,7 +47,7 @@ export interface PollerOptions {
   batchSize?: number;
   /** Recoveries before a job is buried; default 3. */
   maxRecoveries?: number;
-  /** How many private lists this process registered itself (they are never orphans). */
+  /** How many held hashes this process registered itself (they are never orphans). */
   ownPrivateLists?: number;
   /** Receives each poison pill's raw payload, unparsed. */
   onPoison?: (raw: string) => void;
@@ -154,7 +154,16 @@ export class Poller {
     result.recovered = recovery.requeued;
     result.poisoned = recovery.poisoned.length;
     for (const raw of recovery.poisoned) {
-      this.#o.logger.error("poison pill: job recovered too often, moved to the dead set", { raw: raw.slice(0, 200) });
+      // Named by jid and class, never by its raw text (it may be huge, hostile, or hold secrets).
+      let job: { jid?: unknown; class?: unknown } = {};
+      try {
+        job = JSON.parse(raw);
+      } catch { /* unreadable: its size is all there is to say */ }
+      this.#o.logger.error("poison pill: the job was running in too many processes that died; moved to the dead set", {
+        jid: typeof job.jid === "string" ? job.jid : undefined,
+        class: typeof job.class === "string" ? job.class : undefined,
+        bytes: raw.length,
+      });
       try {
         this.#o.onPoison?.(raw);
       } catch (error) {

@@ -11,7 +11,8 @@
  *   (unless `dead: false`) and death handlers run.
  *
  * The write is awaited before the job is acknowledged: if Redis refuses it,
- * the job stays in the private list and recovery finds it (Sidekiq #4141).
+ * the job stays held (the processor retries the write) and, if the process
+ * dies meanwhile, recovery finds it (Sidekiq #4141).
  *
  * @module
  */
