@@ -67,13 +67,13 @@ describe("cli: parseArgs", () => {
   it("names the flag in every usage error", () => {
     usage(() => parseArgs(["--concurency", "5"]), /unknown flag '--concurency'/);
     usage(() => parseArgs(["-x"]), /unknown flag '-x'/);
-    usage(() => parseArgs(["-c", "0"]), /-c\/--concurrency must be a whole number >= 1: got '0'/);
+    usage(() => parseArgs(["-c", "0"]), /-c\/--concurrency must be a whole number from 1 to 10000: got '0'/);
     usage(() => parseArgs(["-c", "2.5"]), /-c\/--concurrency/);
-    usage(() => parseArgs(["-t", "-1"]), /-t\/--timeout must be a number > 0/);
+    usage(() => parseArgs(["-t", "-1"]), /-t\/--timeout must be a number > 0 and at most 86400/);
     usage(() => parseArgs(["-c"]), /-c\/--concurrency needs a value/);
     usage(() => parseArgs(["-q", "a b"]), /-q\/--queue must be "name" or "name,weight": got 'a b'/);
-    usage(() => parseArgs(["-q", "a,x"]), /-q\/--queue weight must be a whole number >= 0/);
-    usage(() => parseArgs(["--redis-url", "localhost:6379"]), /--redis-url must use redis:\/\//);
+    usage(() => parseArgs(["-q", "a,x"]), /-q\/--queue weight must be a whole number from 0 to 1000/);
+    usage(() => parseArgs(["--redis-url", "localhost:6379"]), /--redis-url must use redis:\/\/.*: got a localhost:\/\/ URL/);
     usage(() => parseArgs(["--verbose=yes"]), /--verbose takes no value/);
     usage(() => parseArgs(["-r", "a.ts", "-r", "b.ts"]), /-r\/--require given more than once/);
     usage(() => parseArgs(["frobnicate"]), /unknown command 'frobnicate'/);
@@ -82,7 +82,7 @@ describe("cli: parseArgs", () => {
     usage(() => parseArgs(["enqueue"]), /enqueue needs a job class name/);
     usage(() => parseArgs(["enqueue", "X", "--args", "{}"]), /--args must be a JSON array/);
     usage(() => parseArgs(["enqueue", "X", "--args", "[1"]), /--args must be a JSON array/);
-    usage(() => parseArgs(["enqueue", "X", "--in", "soon"]), /--in must be a number of seconds/);
+    usage(() => parseArgs(["enqueue", "X", "--in", "soon"]), /--in must be a number of seconds from 0 to 315360000/);
     usage(() => parseArgs(["enqueue", "X", "-q", "a", "-q", "b"]), /enqueue takes one -q\/--queue/);
     usage(() => parseArgs(["--json", "--no-json"]), /--json and --no-json/);
   });
@@ -104,11 +104,11 @@ describe("cli: config", () => {
   it("reports every problem with its path", () => {
     usage(
       () => parseConfigText(JSON.stringify({ queues: ["ok", 7, "a b"], concurrency: 0, timout: 5 }), "edgekiq.json"),
-      /^invalid config edgekiq\.json: config\.queues\[1\]: must be "name", "name,weight" or \["name", weight\]; config\.queues\[2\]: .*; config\.concurrency: must be a whole number >= 1; config\.timout: unknown key$/,
+      /^invalid config edgekiq\.json: config\.queues\[1\]: must be "name", "name,weight" or \["name", weight\] \(weight 0-1000\); config\.queues\[2\]: .*; config\.concurrency: must be a whole number from 1 to 10000; config\.timout: unknown key$/,
     );
     usage(
       () => parseConfig({ environments: { prod: { timeout: "soon" } } }, "c.json"),
-      /config\.environments\.prod\.timeout: must be a number of seconds > 0/,
+      /config\.environments\.prod\.timeout: must be a number of seconds > 0 and at most 86400/,
     );
     usage(
       () => parseConfig({ capsules: { serial: { queues: [] } } }, "c.json"),
@@ -259,7 +259,7 @@ describe("cli: the program, in-process on the memory transport", () => {
 
   it("exits 2 with the message for bad flags, bad config and missing jobs", async () => {
     const cases: Array<[string[], RegExp, Parameters<typeof fakeHost>[1]?]> = [
-      [["-c", "lots"], /^edgekiq: -c\/--concurrency must be a whole number >= 1: got 'lots'$/],
+      [["-c", "lots"], /^edgekiq: -c\/--concurrency must be a whole number from 1 to 10000: got 'lots'$/],
       [["-C", "missing.json"], /-C\/--config missing\.json: no such file/],
       [["-C", "bad.json"], /^edgekiq: invalid config bad\.json: config\.queues\[0\]: must be/, {
         files: { "bad.json": '{"queues": [1]}' },
@@ -267,7 +267,7 @@ describe("cli: the program, in-process on the memory transport", () => {
       [[], /no jobs to run: pass -r\/--require/],
       [["-r", "nope.ts"], /-r\/--require nope\.ts: no such file/],
       [["-r", "empty.ts"], /-r\/--require empty\.ts exports no jobs/, { modules: { "empty.ts": { x: 1 } } }],
-      [["-r", "cfg.ts"], /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number >= 1/, {
+      [["-r", "cfg.ts"], /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number from 1/, {
         modules: { "cfg.ts": { config: { concurrency: -1 } } },
       }],
       [["stats", "--redis-url", "https://x.upstash.io"], /needs a token/],
@@ -377,7 +377,7 @@ describe(`cli: the binary on ${runtimeName}`, () => {
     assert.match(version.stdout(), new RegExp(`^edgekiq ${VERSION.replace(/\./g, "\\.")} \\(${runtimeName} `));
     const bad = cli(["-c", "many"]);
     assert.equal(await bad.exited, 2, bad.output());
-    assert.match(bad.output(), /edgekiq: -c\/--concurrency must be a whole number >= 1: got 'many'/);
+    assert.match(bad.output(), /edgekiq: -c\/--concurrency must be a whole number from 1 to 10000: got 'many'/);
     const down = cli(["stats", "--redis-url", "redis://127.0.0.1:1"]);
     assert.equal(await down.exited, 1, down.output());
     assert.match(down.output(), /^edgekiq: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(from --redis-url\): .*\n$/);
@@ -385,7 +385,7 @@ describe(`cli: the binary on ${runtimeName}`, () => {
     assert.equal(await config.exited, 2, config.output());
     assert.match(
       config.output(),
-      /config\.queues\[1\]: must be .*; config\.concurrency: must be a whole number >= 1; config\.timout: unknown key/,
+      /config\.queues\[1\]: must be .*; config\.concurrency: must be a whole number from 1 to 10000; config\.timout: unknown key/,
     );
   });
 

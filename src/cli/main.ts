@@ -7,14 +7,14 @@
  * @module
  */
 import { Client } from "../client.ts";
-import { ConfigError, EdgekiqError } from "../errors.ts";
+import { ConfigError, EdgekiqError, JobArgsError, PayloadError } from "../errors.ts";
 import type { AnyJob } from "../job.ts";
 import { createLogger, type Logger, type LogLevel } from "../logger.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createWorker } from "../server/launcher.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { type CliArgs, HELP, parseArgs, UsageError } from "./args.ts";
+import { type CliArgs, HELP, parseArgs, SetupError, UsageError } from "./args.ts";
 import {
   type CliConfig,
   environmentOf,
@@ -23,7 +23,12 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./config.ts";
+import { explainAdapterError, explainModuleError } from "./load_error.ts";
+import { printable } from "./printable.ts";
+import { redact, Redactor } from "./redact.ts";
 import { collectStats, formatStats } from "./stats.ts";
+
+export { redact };
 
 /** The Redis client families the CLI can open. */
 export type TransportKind = "ioredis" | "bun" | "upstash";
@@ -96,24 +101,6 @@ export function chooseTransport(
   return { kind: runtimeKey === "bun" ? "bun" : "ioredis", url };
 }
 
-/**
- * Hides a URL's password: `redis://:secret@host` -> `redis://:***@host`.
- *
- * @example
- * ```ts
- * redact("redis://user:pw@localhost:6379/0"); // "redis://user:***@localhost:6379/0"
- * ```
- */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
-
 function isJob(value: unknown): value is AnyJob {
   return typeof value === "object" && value !== null && typeof (value as AnyJob).name === "string" &&
     typeof (value as AnyJob).perform === "function" && typeof (value as AnyJob).performAsync === "function";
@@ -131,51 +118,82 @@ function isJob(value: unknown): value is AnyJob {
  */
 export async function runCli(host: CliHost): Promise<number> {
   const env = (name: string) => host.runtime.env(name);
+  // Every line goes out through the redactor, which learns each Redis URL
+  // (even a malformed one) before anything can print it.
+  const redactor = new Redactor();
+  for (const url of [env("REDIS_URL"), env("UPSTASH_REDIS_REST_URL"), ...flagValues(host.argv, "--redis-url")]) {
+    redactor.add(url);
+  }
+  const out = (line: string) => host.out(redactor.scrub(line));
+  const err = (line: string) => host.err(redactor.scrub(line));
+  const log = (line: string, level: LogLevel) => {
+    if (host.log) host.log(redactor.scrub(line), level);
+    else if (level === "warn" || level === "error") err(line);
+    else out(line);
+  };
+  let verbose = false;
   let transport: Transport | undefined;
   try {
     const args = parseArgs(host.argv);
+    verbose = args.verbose;
     if (args.command === "help") {
-      host.out(HELP);
+      out(HELP);
       return 0;
     }
     if (args.command === "version") {
-      host.out(`edgekiq ${VERSION} (${host.runtimeVersion})`);
+      out(`edgekiq ${VERSION} (${host.runtimeVersion})`);
       return 0;
     }
     const file = args.config ? await loadConfigFile(host, args.config) : undefined;
     let module: Record<string, unknown> | undefined;
     let moduleConfig: CliConfig | undefined;
-    const requirePath = args.require ?? file?.environments?.[environmentOf(args, env)]?.require ?? file?.require;
-    if (args.command === "run") {
-      if (!requirePath) {
-        throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
-      }
-      if (!(await host.exists(requirePath))) throw new UsageError(`-r/--require ${requirePath}: no such file`);
-      module = await host.importModule(requirePath);
+    const fileRequire = file?.environments?.[environmentOf(args, env)]?.require ?? file?.require;
+    const requirePath = args.require ?? fileRequire;
+    if (args.command === "run" && !requirePath) {
+      throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
+    }
+    if (requirePath && args.command !== "stats") {
+      const label = args.require ? "-r/--require" : "config.require";
+      module = await loadJobsModule(host, requirePath, label);
       if (module.config !== undefined) {
         moduleConfig = parseConfig(module.config, `${requirePath} (export config)`, "module");
       }
     }
     const options = resolveOptions(args, file, moduleConfig, env, baseName(host.cwd()));
+    redactor.add(options.redisUrl);
+    const jobs = module ? Object.values(module).filter(isJob) : [];
+    if (module && jobs.length === 0) {
+      throw new UsageError(`-r/--require ${requirePath} exports no jobs: export the results of defineJob()`);
+    }
+    const job = args.command === "enqueue" && module ? jobNamed(jobs, args.className!, requirePath!) : undefined;
     const choice = chooseTransport(options.redisUrl, host.runtime.key, env, options.redisUrlSource);
-    transport = await host.connect(choice);
+    transport = await connect(host, choice);
     await ping(transport, options);
     switch (args.command) {
       case "enqueue":
-        return await enqueue(host, transport, args, options);
+        return await enqueue(out, transport, args, options, job);
       case "stats":
-        return await stats(host, transport, args, options);
+        return await stats(out, transport, args, options);
       default:
-        return await run(host, transport, module!, requirePath!, options);
+        return await run(host, log, transport, module!, jobs, options);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      host.err(`edgekiq: ${error.message}`);
-      host.err("Run 'edgekiq --help' for usage.");
+    if (error instanceof SetupError) {
+      err(`edgekiq: ${error.message}`);
+      if (verbose && error.cause instanceof Error && error.cause.stack) {
+        for (const line of error.cause.stack.split("\n")) err(printable(line, 500));
+      }
       return error.exitCode;
     }
-    if (error instanceof ConfigError) {
-      host.err(`edgekiq: ${error.message}`);
+    if (error instanceof UsageError) {
+      err(`edgekiq: ${error.message}`);
+      err("Run 'edgekiq --help' for usage.");
+      return error.exitCode;
+    }
+    // Bad options for the worker, or `enqueue` arguments the job's schema or
+    // the payload rules refuse: the user's input, so exit 2 as well.
+    if (error instanceof ConfigError || error instanceof JobArgsError || error instanceof PayloadError) {
+      err(`edgekiq: ${error.message}`);
       return 2;
     }
     // edgekiq's own errors explain themselves; anything else gets its stack.
@@ -184,10 +202,54 @@ export async function runCli(host: CliHost): Promise<number> {
       : error instanceof Error
       ? error.stack ?? error.message
       : String(error);
-    host.err(`edgekiq: ${text}`);
+    err(`edgekiq: ${text}`);
     return 1;
   } finally {
     if (transport) await bounded(transport.close(), 3000);
+  }
+}
+
+/** The values given to a flag (`--flag value` or `--flag=value`), before parsing: for the redactor. */
+function flagValues(argv: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  argv.forEach((token, i) => {
+    if (token === flag && i + 1 < argv.length) values.push(argv[i + 1]);
+    else if (token.startsWith(`${flag}=`)) values.push(token.slice(flag.length + 1));
+  });
+  return values;
+}
+
+async function loadJobsModule(host: CliHost, path: string, label: string): Promise<Record<string, unknown>> {
+  if (!(await host.exists(path))) throw new UsageError(`${label} ${printable(path)}: no such file`);
+  try {
+    return await host.importModule(path);
+  } catch (error) {
+    throw explainModuleError(error, {
+      label,
+      path,
+      runtime: host.runtime.key,
+      viaBunx: host.runtime.env("npm_lifecycle_event") === "bunx",
+    });
+  }
+}
+
+/** The job `enqueue -r` pushes: its definition gives the queue, retry and args schema. */
+function jobNamed(jobs: AnyJob[], className: string, requirePath: string): AnyJob {
+  const job = jobs.find((j) => j.name === className);
+  if (job) return job;
+  throw new UsageError(
+    `${printable(requirePath)} exports no job named '${printable(className, 100)}' (it exports ${
+      jobs.map((j) => j.name).join(", ")
+    }); leave out -r to push a class name as is`,
+  );
+}
+
+/** Opens the transport, explaining a Redis client package that is not installed. */
+async function connect(host: CliHost, choice: TransportChoice): Promise<Transport> {
+  try {
+    return await host.connect(choice);
+  } catch (error) {
+    throw explainAdapterError(error, redact(choice.url), host.runtime.key) ?? error;
   }
 }
 
@@ -222,34 +284,47 @@ async function ping(transport: Transport, options: ResolvedOptions): Promise<voi
   }
 }
 
-async function enqueue(host: CliHost, transport: Transport, args: CliArgs, options: ResolvedOptions): Promise<number> {
-  const client = new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat });
-  const jid = await client.push(args.className!, args.args ?? [], { queue: args.queues[0], in: args.in });
-  host.out(jid ?? "(stopped by client middleware)");
+async function enqueue(
+  out: (line: string) => void,
+  transport: Transport,
+  args: CliArgs,
+  options: ResolvedOptions,
+  job: AnyJob | undefined,
+): Promise<number> {
+  const client = new Client({
+    transport,
+    prefix: options.prefix,
+    timeFormat: options.timeFormat,
+    middleware: options.clientMiddleware,
+  });
+  const jid = await client.push(job ?? args.className!, args.args ?? [], { queue: args.queues[0], in: args.in });
+  out(jid ?? "(stopped by client middleware)");
   return 0;
 }
 
-async function stats(host: CliHost, transport: Transport, args: CliArgs, options: ResolvedOptions): Promise<number> {
+async function stats(
+  out: (line: string) => void,
+  transport: Transport,
+  args: CliArgs,
+  options: ResolvedOptions,
+): Promise<number> {
   const result = await collectStats(new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat }));
-  host.out(args.json ? JSON.stringify(result) : formatStats(result));
+  out(args.json ? JSON.stringify(result) : formatStats(result));
   return 0;
 }
 
 async function run(
   host: CliHost,
+  log: (line: string, level: LogLevel) => void,
   transport: Transport,
   module: Record<string, unknown>,
-  requirePath: string,
+  jobs: AnyJob[],
   options: ResolvedOptions,
 ): Promise<number> {
-  const jobs = Object.values(module).filter(isJob);
-  if (jobs.length === 0) {
-    throw new UsageError(`-r/--require ${requirePath} exports no jobs: export the results of defineJob()`);
-  }
   const logger: Logger = createLogger({
     json: options.json ?? !host.stdoutIsTTY,
     level: options.verbose ? "debug" : "info",
-    write: host.log ?? ((line, level) => (level === "warn" || level === "error" ? host.err(line) : host.out(line))),
+    write: log,
   });
   const worker = createWorker({
     transport,
