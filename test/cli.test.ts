@@ -5,18 +5,16 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { createClient, defineJob, keys, memoryTransport, TransportError, VERSION } from "../mod.ts";
-import type { Runtime, SignalName } from "../src/runtime/runtime.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { parseArgs, UsageError } from "../src/cli/args.ts";
 import { parseConfig, parseConfigText, resolveOptions } from "../src/cli/config.ts";
-import { chooseTransport, type CliHost, redact, runCli, type TransportChoice } from "../src/cli/main.ts";
+import { chooseTransport, redact, runCli } from "../src/cli/main.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
 import { runtimeName } from "./support/child.ts";
-import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
+import { spawnCli } from "./fixtures/cli-spawn.ts";
+import { fakeHost } from "./fixtures/cli-host.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const noEnv = () => undefined;
 
 function usage(fn: () => unknown, re: RegExp) {
@@ -73,7 +71,10 @@ describe("cli: parseArgs", () => {
     usage(() => parseArgs(["-c"]), /-c\/--concurrency needs a value/);
     usage(() => parseArgs(["-q", "a b"]), /-q\/--queue must be "name" or "name,weight": got 'a b'/);
     usage(() => parseArgs(["-q", "a,x"]), /-q\/--queue weight must be a whole number from 0 to 1000/);
-    usage(() => parseArgs(["--redis-url", "localhost:6379"]), /--redis-url must use redis:\/\/.*: got a localhost:\/\/ URL/);
+    usage(
+      () => parseArgs(["--redis-url", "localhost:6379"]),
+      /--redis-url must use redis:\/\/.*: got a localhost:\/\/ URL/,
+    );
     usage(() => parseArgs(["--verbose=yes"]), /--verbose takes no value/);
     usage(() => parseArgs(["-r", "a.ts", "-r", "b.ts"]), /-r\/--require given more than once/);
     usage(() => parseArgs(["frobnicate"]), /unknown command 'frobnicate'/);
@@ -191,62 +192,6 @@ describe("cli: config", () => {
   });
 });
 
-/** A host that records output and hands out one memory transport. */
-function fakeHost(argv: string[], options: {
-  transport?: Transport;
-  files?: Record<string, string>;
-  modules?: Record<string, Record<string, unknown>>;
-  env?: Record<string, string>;
-} = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const signals = new Map<SignalName, () => void>();
-  const connected: TransportChoice[] = [];
-  const transport = options.transport ?? memoryTransport();
-  const runtime: Runtime = {
-    key: "node",
-    pid: 4242,
-    env: (name) => options.env?.[name],
-    hostname: () => "test-host",
-    rss: () => undefined,
-    onSignal(name, handler) {
-      signals.set(name, handler);
-      return () => signals.delete(name);
-    },
-    exit: () => assert.fail("the CLI program must not exit the process itself"),
-    writeErr: (line) => err.push(line),
-  };
-  const host: CliHost = {
-    argv,
-    runtime,
-    runtimeVersion: "node test",
-    stdoutIsTTY: false,
-    cwd: () => "/srv/shop",
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    exists: async (path) => path in (options.files ?? {}) || path in (options.modules ?? {}),
-    readText: async (path) => options.files![path],
-    importModule: async (path) => options.modules![path],
-    connect: async (choice) => {
-      connected.push(choice);
-      // The program closes what it opened; keep the shared memory transport usable.
-      const shared: Transport = {
-        kind: transport.kind,
-        blocking: transport.blocking,
-        get counters() {
-          return transport.counters;
-        },
-        call: (command, ...args) => transport.call(command, ...args),
-        pipeline: (commands, opts) => transport.pipeline(commands, opts),
-        script: (script, keys, args) => transport.script(script, keys, args),
-        close: async () => {},
-      };
-      return shared;
-    },
-  };
-  return { host, out, err, signals, connected, transport };
-}
-
 describe("cli: the program, in-process on the memory transport", () => {
   it("prints help and version", async () => {
     const help = fakeHost(["--help"]);
@@ -267,9 +212,13 @@ describe("cli: the program, in-process on the memory transport", () => {
       [[], /no jobs to run: pass -r\/--require/],
       [["-r", "nope.ts"], /-r\/--require nope\.ts: no such file/],
       [["-r", "empty.ts"], /-r\/--require empty\.ts exports no jobs/, { modules: { "empty.ts": { x: 1 } } }],
-      [["-r", "cfg.ts"], /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number from 1/, {
-        modules: { "cfg.ts": { config: { concurrency: -1 } } },
-      }],
+      [
+        ["-r", "cfg.ts"],
+        /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number from 1/,
+        {
+          modules: { "cfg.ts": { config: { concurrency: -1 } } },
+        },
+      ],
       [["stats", "--redis-url", "https://x.upstash.io"], /needs a token/],
     ];
     for (const [argv, re, options] of cases) {
@@ -360,15 +309,7 @@ describe("cli: the program, in-process on the memory transport", () => {
 // ---------------------------------------------------------------------------
 // The real binary on this runtime.
 
-function cli(args: string[], env: Record<string, string> = {}): Spawned {
-  const script = "src/cli.ts";
-  const [cmd, argv] = runtimeName === "deno"
-    ? [process.execPath, ["run", "-A", script, ...args]]
-    : runtimeName === "bun"
-    ? [process.execPath, [script, ...args]]
-    : [process.execPath, ["--import", "tsx", script, ...args]];
-  return spawnProcess(cmd, argv, { cwd: root, env });
-}
+const cli = (args: string[], env: Record<string, string> = {}) => spawnCli(args, env);
 
 describe(`cli: the binary on ${runtimeName}`, () => {
   it("--version prints the version; a bad flag exits 2 naming it", { timeout: 60_000 }, async () => {
@@ -415,6 +356,21 @@ describe(`cli: the binary on ${runtimeName}`, () => {
       assert.equal(await stats.exited, 0, stats.output());
       const counts = JSON.parse(stats.stdout());
       assert.deepEqual([counts.queues, counts.enqueued, counts.processesSize], [{ low: 1 }, 1, 0]);
+    });
+
+    it("enqueue -r pushes into the job's own queue with its retry, and refuses bad args", {
+      timeout: 60_000,
+    }, async () => {
+      await redis.call("FLUSHDB");
+      const jobs = ["-r", "test/fixtures/cli-jobs.ts"];
+      const push = cli(["enqueue", "Thumbnail", ...jobs, "--args", '["a.png", 64]'], { REDIS_URL: server!.url });
+      assert.equal(await push.exited, 0, push.output());
+      const [raw] = (await redis.call("LRANGE", "queue:media", 0, -1)) as string[];
+      assert.deepEqual([JSON.parse(raw).jid, JSON.parse(raw).retry], [push.stdout().trim(), 3]);
+      const bad = cli(["enqueue", "Thumbnail", ...jobs, "--args", '["a.png", "wide"]'], { REDIS_URL: server!.url });
+      assert.equal(await bad.exited, 2, bad.output());
+      assert.match(bad.output(), /^edgekiq: Invalid arguments for job Thumbnail: args\[1\]: /);
+      assert.equal(await redis.call("LLEN", "queue:media"), 1);
     });
 
     it("run -r: processes a job, stops on SIGTERM and exits 0 by itself", { timeout: 60_000 }, async () => {

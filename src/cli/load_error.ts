@@ -22,18 +22,36 @@ import { printable } from "./printable.ts";
  */
 export function missingPackage(error: unknown): string | undefined {
   const message = error instanceof Error ? error.message : String(error);
-  const match = message.match(/(?:Cannot|Could not) find (?:npm )?(?:package|module) ['"`]([^'"`]+)['"`]/);
+  const match = message.match(
+    /(?:Cannot|Could not) find (?:a matching )?(?:npm )?(?:package|module)(?: for)? ['"`]([^'"`]+)['"`]/,
+  ) ??
+    message.match(/Import ['"`]([^'"`]+)['"`] not a dependency/); // Deno
   const specifier = match?.[1].replace(/^npm:/, "");
   if (!specifier || /^[./]|^[a-z]+:/i.test(specifier)) return undefined;
   const parts = specifier.split("/");
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }
 
-/** Where an error was thrown: the first `path:line[:column]` its stack names. */
+/**
+ * Where an error was thrown: the first `path:line[:column]` its stack names,
+ * skipping the CLI's own loader (a module that fails to resolve is reported
+ * from where the CLI imported it, which says nothing).
+ */
 function location(error: unknown): string | undefined {
   const stack = error instanceof Error ? String(error.stack ?? "") : "";
-  const match = stack.match(/(?:file:\/\/)?(\/[^\s()'"`]+\.[cm]?[jt]sx?):(\d+)(?::(\d+))?/);
-  return match ? `${match[1]}:${match[2]}${match[3] ? `:${match[3]}` : ""}` : undefined;
+  for (const match of stack.matchAll(/(?:file:\/\/)?(\/[^\s()'"`]+\.[cm]?[jt]sx?):(\d+)(?::(\d+))?/g)) {
+    if (/\/cli\/(main|host)\.[jt]s$/.test(match[1])) continue;
+    return `${match[1]}:${match[2]}${match[3] ? `:${match[3]}` : ""}`;
+  }
+  return undefined;
+}
+
+/** A runtime's message as plain text: colour codes dropped, first line only (`-v` shows the rest). */
+function firstLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, "");
+  const end = plain.indexOf("\n");
+  return end === -1 ? plain : plain.slice(0, end);
 }
 
 /** What the user can run to install a package, on the runtime at hand. */
@@ -88,7 +106,7 @@ export function explainModuleError(error: unknown, context: LoadContext): SetupE
     );
   }
   const name = error instanceof Error ? error.name : "thrown value";
-  const text = error instanceof Error ? error.message : String(error);
+  const text = firstLine(error instanceof Error ? error.message : String(error));
   const where = location(error);
   return new SetupError(
     `${label} ${shown} failed to load: ${printable(name, 60)}: ${printable(text, 300)}${
