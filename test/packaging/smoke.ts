@@ -49,7 +49,9 @@ async function step(name: string, fn: () => Promise<string | void> | string | vo
 
 interface Ran {
   code: number | null;
+  /** stdout and stderr. */
   output: string;
+  stdout: string;
 }
 
 /** Runs a command to completion (2 min at most); throws unless it exits with `expect`. */
@@ -67,7 +69,7 @@ function run(cmd: string, args: string[], options: { cwd?: string; expect?: numb
       `${cmd} ${args.join(" ")} exited ${result.status ?? result.signal} (expected ${expect}):\n${output}`,
     );
   }
-  return { code: result.status, output };
+  return { code: result.status, output, stdout: result.stdout ?? "" };
 }
 
 function must(condition: unknown, message: string): void {
@@ -83,7 +85,8 @@ await step("npm pack a fresh clone of HEAD (prepack builds dist/)", () => {
   must(!existsSync(join(clone, "dist")), "a fresh clone has no dist/");
   symlinkSync(join(repo, "node_modules"), join(clone, "node_modules"), "dir");
   const packed = run("npm", ["pack", "--json", "--pack-destination", work], { cwd: clone });
-  const [info] = JSON.parse(packed.output.slice(packed.output.indexOf("[")));
+  // stdout holds the prepack build's lines, then the JSON report.
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m)));
   tarball = join(work, info.filename);
   const problems = checkTarballFiles(info.files.map((f: { path: string }) => f.path), pkg);
   must(problems.length === 0, problems.join("; "));
