@@ -168,9 +168,11 @@ await step("Deno (npm: specifiers): every export loads; push and drain over iore
 writeFileSync(join(app, "jobs.js"), jobsModule("js"));
 writeFileSync(join(app, "jobs.ts"), jobsModule("ts"));
 
-await step("`npx edgekiq --help` and `--version` from the installed bin", () => {
+await step("`npx edgekiq --help`, and `--version` from the bin under Node and `bun`", () => {
   must(/^Usage:/m.test(run("npx", ["edgekiq", "--help"]).output), "no usage text");
-  return run("node_modules/.bin/edgekiq", ["--version"]).output.trim();
+  const onBun = run(tool("bun"), ["node_modules/.bin/edgekiq", "--version"]).output.trim();
+  must(/\(bun /.test(onBun), `\`bun node_modules/.bin/edgekiq\` runs on Bun: ${onBun}`);
+  return `${run("node_modules/.bin/edgekiq", ["--version"]).output.trim()}; ${onBun}`;
 });
 
 /**
