@@ -8,7 +8,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, memoryTransport, TransportError } from "../mod.ts";
-import { HELP, parseArgs, UsageError } from "../src/cli/args.ts";
+import { parseArgs, UsageError } from "../src/cli/args.ts";
+import { HELP } from "../src/cli/help.ts";
 import { parseConfig, resolveOptions } from "../src/cli/config.ts";
 import { redact, Redactor } from "../src/cli/redact.ts";
 import { printable } from "../src/cli/printable.ts";

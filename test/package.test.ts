@@ -120,7 +120,7 @@ describe("packaging", () => {
     const files = (info.files as Array<{ path: string }>).map((f) => f.path);
     // Without a build (a fresh clone before `npm run build`) only the rules are checked;
     // test/packaging/smoke.ts packs a fresh clone for real.
-    assert.deepEqual(checkTarballFiles(files, pkg, existsSync(join(root, "dist/mod.js"))), []);
+    assert.deepEqual(checkTarballFiles(files, pkg, { built: existsSync(join(root, "dist/mod.js")) }), []);
   });
 });
 

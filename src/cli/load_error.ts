@@ -119,19 +119,22 @@ export function explainModuleError(error: unknown, context: LoadContext): SetupE
 /**
  * Explains a Redis client package that is missing (`ioredis` for TCP,
  * `@upstash/redis` for REST) as a {@link SetupError}; undefined when the
- * failure is something else.
+ * failure is something else. `url` is shown as given: pass it redacted.
  *
  * @example
  * ```ts
- * explainAdapterError(new Error("Cannot find package 'ioredis'"), "redis://h:6379", "node");
+ * explainAdapterError(new Error("Cannot find package 'ioredis'"), { url: "redis://h:6379", runtime: "node" });
  * // SetupError: redis://h:6379 needs the ioredis package, which is not installed: npm i ioredis
  * ```
  */
-export function explainAdapterError(error: unknown, shownUrl: string, runtime: RuntimeKey): SetupError | undefined {
+export function explainAdapterError(
+  error: unknown,
+  { url, runtime }: { url: string; runtime: RuntimeKey },
+): SetupError | undefined {
   const pkg = missingPackage(error);
   if (!pkg) return undefined;
   return new SetupError(
-    `${shownUrl} needs the ${pkg} package, which is not installed: ${installHint(pkg, runtime)}`,
+    `${url} needs the ${pkg} package, which is not installed: ${installHint(pkg, runtime)}`,
     { cause: error },
   );
 }

@@ -14,7 +14,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import { createWorker } from "../server/launcher.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { type CliArgs, HELP, parseArgs, SetupError, UsageError } from "./args.ts";
+import { type CliArgs, parseArgs, SetupError, UsageError } from "./args.ts";
 import {
   type CliConfig,
   environmentOf,
@@ -23,12 +23,11 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./config.ts";
+import { HELP } from "./help.ts";
 import { explainAdapterError, explainModuleError } from "./load_error.ts";
 import { printable } from "./printable.ts";
 import { redact, Redactor } from "./redact.ts";
 import { collectStats, formatStats } from "./stats.ts";
-
-export { redact };
 
 /** The Redis client families the CLI can open. */
 export type TransportKind = "ioredis" | "bun" | "upstash";
@@ -147,13 +146,12 @@ export async function runCli(host: CliHost): Promise<number> {
     const file = args.config ? await loadConfigFile(host, args.config) : undefined;
     let module: Record<string, unknown> | undefined;
     let moduleConfig: CliConfig | undefined;
-    const fileRequire = file?.environments?.[environmentOf(args, env)]?.require ?? file?.require;
-    const requirePath = args.require ?? fileRequire;
+    const requirePath = args.require ?? file?.environments?.[environmentOf(args, env)]?.require ?? file?.require;
+    const label = args.require ? "-r/--require" : "config.require";
     if (args.command === "run" && !requirePath) {
       throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
     }
     if (requirePath && args.command !== "stats") {
-      const label = args.require ? "-r/--require" : "config.require";
       module = await loadJobsModule(host, requirePath, label);
       if (module.config !== undefined) {
         moduleConfig = parseConfig(module.config, `${requirePath} (export config)`, "module");
@@ -163,19 +161,20 @@ export async function runCli(host: CliHost): Promise<number> {
     redactor.add(options.redisUrl);
     const jobs = module ? Object.values(module).filter(isJob) : [];
     if (module && jobs.length === 0) {
-      throw new UsageError(`-r/--require ${requirePath} exports no jobs: export the results of defineJob()`);
+      throw new UsageError(`${label} ${printable(requirePath!)} exports no jobs: export the results of defineJob()`);
     }
     const job = args.command === "enqueue" && module ? jobNamed(jobs, args.className!, requirePath!) : undefined;
     const choice = chooseTransport(options.redisUrl, host.runtime.key, env, options.redisUrlSource);
     transport = await connect(host, choice);
     await ping(transport, options);
+    const session: Session = { host, out, log, transport, args, options };
     switch (args.command) {
       case "enqueue":
-        return await enqueue(out, transport, args, options, job);
+        return await enqueue(session, job);
       case "stats":
-        return await stats(out, transport, args, options);
+        return await stats(session);
       default:
-        return await run(host, log, transport, module!, jobs, options);
+        return await run(session, { module: module!, jobs });
     }
   } catch (error) {
     if (error instanceof SetupError) {
@@ -249,12 +248,22 @@ async function connect(host: CliHost, choice: TransportChoice): Promise<Transpor
   try {
     return await host.connect(choice);
   } catch (error) {
-    throw explainAdapterError(error, redact(choice.url), host.runtime.key) ?? error;
+    throw explainAdapterError(error, { url: redact(choice.url), runtime: host.runtime.key }) ?? error;
   }
 }
 
+/** One command's context: the host, its (redacting) writers, Redis, and the parsed options. */
+interface Session {
+  host: CliHost;
+  out(line: string): void;
+  log(line: string, level: LogLevel): void;
+  transport: Transport;
+  args: CliArgs;
+  options: ResolvedOptions;
+}
+
 async function loadConfigFile(host: CliHost, path: string): Promise<CliConfig> {
-  if (!(await host.exists(path))) throw new UsageError(`-C/--config ${path}: no such file`);
+  if (!(await host.exists(path))) throw new UsageError(`-C/--config ${printable(path)}: no such file`);
   return parseConfigText(await host.readText(path), path);
 }
 
@@ -284,13 +293,7 @@ async function ping(transport: Transport, options: ResolvedOptions): Promise<voi
   }
 }
 
-async function enqueue(
-  out: (line: string) => void,
-  transport: Transport,
-  args: CliArgs,
-  options: ResolvedOptions,
-  job: AnyJob | undefined,
-): Promise<number> {
+async function enqueue({ out, transport, args, options }: Session, job: AnyJob | undefined): Promise<number> {
   const client = new Client({
     transport,
     prefix: options.prefix,
@@ -302,24 +305,15 @@ async function enqueue(
   return 0;
 }
 
-async function stats(
-  out: (line: string) => void,
-  transport: Transport,
-  args: CliArgs,
-  options: ResolvedOptions,
-): Promise<number> {
+async function stats({ out, transport, args, options }: Session): Promise<number> {
   const result = await collectStats(new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat }));
   out(args.json ? JSON.stringify(result) : formatStats(result));
   return 0;
 }
 
 async function run(
-  host: CliHost,
-  log: (line: string, level: LogLevel) => void,
-  transport: Transport,
-  module: Record<string, unknown>,
-  jobs: AnyJob[],
-  options: ResolvedOptions,
+  { host, log, transport, options }: Session,
+  { module, jobs }: { module: Record<string, unknown>; jobs: AnyJob[] },
 ): Promise<number> {
   const logger: Logger = createLogger({
     json: options.json ?? !host.stdoutIsTTY,

@@ -29,7 +29,7 @@ const FORBIDDEN =
 /**
  * Problems with a tarball's file list: a file outside the allowed set, a
  * test, fixture or benchmark file, or a file package.json points at that is
- * missing (`requireTargets: false` skips that, for a tree not yet built).
+ * missing (`{ built: false }` skips that, for a tree not yet built).
  *
  * @example
  * ```ts
@@ -39,7 +39,7 @@ const FORBIDDEN =
 export function checkTarballFiles(
   files: string[],
   pkg: Parameters<typeof exportTargets>[0],
-  requireTargets = true,
+  { built = true }: { built?: boolean } = {},
 ): string[] {
   const problems: string[] = [];
   for (const file of files) {
@@ -49,7 +49,7 @@ export function checkTarballFiles(
   for (const required of ["package.json", "README.md", "LICENSE"]) {
     if (!files.includes(required)) problems.push(`missing ${required}`);
   }
-  if (requireTargets) {
+  if (built) {
     for (const target of exportTargets(pkg)) if (!files.includes(target)) problems.push(`missing ${target}`);
   }
   return problems;
