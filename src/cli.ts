@@ -4,19 +4,19 @@
  *
  * ```sh
  * npx edgekiq -r ./jobs.js -q critical,3 -q default -c 10   # a worker (INT/TERM stop it)
- * npx tsx src/cli.ts -r examples/cli-jobs.ts                # TypeScript jobs under Node
- * bun src/cli.ts -r examples/cli-jobs.ts                    # under Bun
- * deno run -A src/cli.ts -r examples/cli-jobs.ts            # under Deno
+ * npx tsx node_modules/.bin/edgekiq -r ./jobs.ts            # TypeScript jobs under Node
+ * bunx --bun edgekiq -r ./jobs.ts                           # under Bun
+ * deno run -A npm:edgekiq -r ./jobs.ts                      # under Deno
  * npx edgekiq enqueue HardJob --args '["bob", 5]' --in 60   # prints the jid
  * npx edgekiq stats
  * ```
  *
  * The host glue (argv, files, module loading, Redis clients) is
- * `src/runtime/cli_host.ts`; the program itself is `src/cli/main.ts`.
+ * `src/cli/host.ts`; the program itself is `src/cli/main.ts`.
  *
  * @module
  */
 import { runCli } from "./cli/main.ts";
-import { cliHost, finishCli } from "./runtime/cli_host.ts";
+import { cliHost, finishCli } from "./cli/host.ts";
 
 finishCli(await runCli(cliHost()));

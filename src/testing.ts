@@ -22,6 +22,7 @@ import { type JobPayload, parsePayload } from "./payload.ts";
 import type { JobsInput } from "./registry.ts";
 import { drain, type DrainResult } from "./server/drain.ts";
 import type { ServerMiddleware } from "./server_middleware.ts";
+import { ConfigError } from "./errors.ts";
 import { Poller } from "./server/poller.ts";
 import { silentLogger } from "./logger.ts";
 import { memoryTransport } from "./transport/memory.ts";
@@ -51,7 +52,10 @@ export interface TestHarness {
    * job due by `now`) until the queues are empty.
    */
   drain(options?: { promote?: boolean; now?: number; concurrency?: number }): Promise<DrainResult>;
-  /** Empties everything. */
+  /**
+   * Empties the harness's own memory transport. Refused for a transport you
+   * passed in: a real Redis may hold data that is not the test's.
+   */
   clear(): Promise<void>;
 }
 
@@ -100,6 +104,11 @@ export function createTestHarness(options: TestHarnessOptions): TestHarness {
       });
     },
     async clear() {
+      if (options.transport) {
+        throw new ConfigError(
+          "Cannot clear the test harness as its transport was passed in: clear() only empties the harness's own memory transport",
+        );
+      }
       await transport.call("FLUSHDB");
     },
   };

@@ -5,20 +5,15 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { createClient, defineJob, memoryTransport, TransportError, VERSION } from "../mod.ts";
 import { keys } from "../src/extend.ts";
-import type { Runtime, SignalName } from "../src/runtime/runtime.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { parseArgs, UsageError } from "../src/cli/args.ts";
-import { parseConfig, parseConfigText, resolveOptions } from "../src/cli/config.ts";
-import { chooseTransport, type CliHost, redact, runCli, type TransportChoice } from "../src/cli/main.ts";
+import { runCli } from "../src/cli/main.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
 import { runtimeName } from "./support/child.ts";
-import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
-
-const root = fileURLToPath(new URL("..", import.meta.url));
-const noEnv = () => undefined;
+import { spawnCli } from "./fixtures/cli-spawn.ts";
+import { fakeHost } from "./fixtures/cli-host.ts";
 
 function usage(fn: () => unknown, re: RegExp) {
   assert.throws(fn, (error: unknown) => {
@@ -68,13 +63,16 @@ describe("cli: parseArgs", () => {
   it("names the flag in every usage error", () => {
     usage(() => parseArgs(["--concurency", "5"]), /unknown flag '--concurency'/);
     usage(() => parseArgs(["-x"]), /unknown flag '-x'/);
-    usage(() => parseArgs(["-c", "0"]), /-c\/--concurrency must be a whole number >= 1: got '0'/);
+    usage(() => parseArgs(["-c", "0"]), /-c\/--concurrency must be a whole number from 1 to 10000: got '0'/);
     usage(() => parseArgs(["-c", "2.5"]), /-c\/--concurrency/);
-    usage(() => parseArgs(["-t", "-1"]), /-t\/--timeout must be a number > 0/);
+    usage(() => parseArgs(["-t", "-1"]), /-t\/--timeout must be a number > 0 and at most 86400/);
     usage(() => parseArgs(["-c"]), /-c\/--concurrency needs a value/);
     usage(() => parseArgs(["-q", "a b"]), /-q\/--queue must be "name" or "name,weight": got 'a b'/);
-    usage(() => parseArgs(["-q", "a,x"]), /-q\/--queue weight must be a whole number >= 0/);
-    usage(() => parseArgs(["--redis-url", "localhost:6379"]), /--redis-url must use redis:\/\//);
+    usage(() => parseArgs(["-q", "a,x"]), /-q\/--queue weight must be a whole number from 0 to 1000/);
+    usage(
+      () => parseArgs(["--redis-url", "localhost:6379"]),
+      /--redis-url must use redis:\/\/.*: got a localhost:\/\/ URL/,
+    );
     usage(() => parseArgs(["--verbose=yes"]), /--verbose takes no value/);
     usage(() => parseArgs(["-r", "a.ts", "-r", "b.ts"]), /-r\/--require given more than once/);
     usage(() => parseArgs(["frobnicate"]), /unknown command 'frobnicate'/);
@@ -83,170 +81,11 @@ describe("cli: parseArgs", () => {
     usage(() => parseArgs(["enqueue"]), /enqueue needs a job class name/);
     usage(() => parseArgs(["enqueue", "X", "--args", "{}"]), /--args must be a JSON array/);
     usage(() => parseArgs(["enqueue", "X", "--args", "[1"]), /--args must be a JSON array/);
-    usage(() => parseArgs(["enqueue", "X", "--in", "soon"]), /--in must be a number of seconds/);
+    usage(() => parseArgs(["enqueue", "X", "--in", "soon"]), /--in must be a number of seconds from 0 to 315360000/);
     usage(() => parseArgs(["enqueue", "X", "-q", "a", "-q", "b"]), /enqueue takes one -q\/--queue/);
     usage(() => parseArgs(["--json", "--no-json"]), /--json and --no-json/);
   });
 });
-
-describe("cli: config", () => {
-  it("accepts the documented keys and normalises queues", () => {
-    const config = parseConfig({
-      queues: [" critical , 3 ", ["low", 1], "default"],
-      concurrency: 4,
-      timeout: 2.5,
-      capsules: { serial: { queues: ["serial"], concurrency: 1 } },
-      environments: { production: { concurrency: 20 } },
-    }, "edgekiq.json");
-    assert.deepEqual(config.queues, ["critical,3", "low,1", "default"]);
-    assert.equal(config.environments?.production.concurrency, 20);
-  });
-
-  it("reports every problem with its path", () => {
-    usage(
-      () => parseConfigText(JSON.stringify({ queues: ["ok", 7, "a b"], concurrency: 0, timout: 5 }), "edgekiq.json"),
-      /^invalid config edgekiq\.json: config\.queues\[1\]: must be "name", "name,weight" or \["name", weight\]; config\.queues\[2\]: .*; config\.concurrency: must be a whole number >= 1; config\.timout: unknown key$/,
-    );
-    usage(
-      () => parseConfig({ environments: { prod: { timeout: "soon" } } }, "c.json"),
-      /config\.environments\.prod\.timeout: must be a number of seconds > 0/,
-    );
-    usage(
-      () => parseConfig({ capsules: { serial: { queues: [] } } }, "c.json"),
-      /config\.capsules\.serial\.queues: must name at least one queue/,
-    );
-    usage(() => parseConfig({ redisUrl: "mysql://x" }, "c.json"), /config\.redisUrl: must be a redis:\/\//);
-    usage(() => parseConfig([1, 2], "c.json"), /config: must be a JSON object/);
-    usage(() => parseConfigText("{ nope", "c.json"), /invalid config c\.json: not JSON/);
-    usage(
-      () => parseConfig({ middleware: [1] }, "jobs.ts (export config)", "module"),
-      /config\.middleware\[0\]: must be a function/,
-    );
-  });
-
-  it("merges flags over the environment section over the file over the module", () => {
-    const file = parseConfig({
-      queues: ["a"],
-      concurrency: 3,
-      environments: { production: { concurrency: 7, tag: "prod" } },
-    }, "f");
-    const mod = parseConfig({ concurrency: 2, timeout: 9, tag: "mod", queues: ["m"] }, "m", "module");
-    const env = (name: string) => ({ APP_ENV: "production" } as Record<string, string>)[name];
-    const merged = resolveOptions(parseArgs([]), file, mod, env, "app");
-    assert.deepEqual([merged.environment, merged.queues, merged.concurrency, merged.timeout, merged.tag], [
-      "production",
-      ["a"],
-      7,
-      9,
-      "prod",
-    ]);
-    const flagged = resolveOptions(parseArgs(["-c", "11", "-q", "z", "-e", "development"]), file, mod, env, "app");
-    assert.deepEqual([flagged.environment, flagged.queues, flagged.concurrency, flagged.tag], [
-      "development",
-      ["z"],
-      11,
-      "mod",
-    ]);
-    const plain = resolveOptions(parseArgs([]), undefined, undefined, noEnv, "app");
-    assert.deepEqual([plain.queues, plain.concurrency, plain.timeout, plain.tag], [["default"], 10, 25, "app"]);
-  });
-
-  it("finds Redis: flag, config, REDIS_URL, UPSTASH_REDIS_REST_URL, default", () => {
-    const env = (vars: Record<string, string>) => (name: string) => vars[name];
-    const pick = (argv: string[], file: object | undefined, vars: Record<string, string>) => {
-      const o = resolveOptions(parseArgs(argv), file && parseConfig(file, "f"), undefined, env(vars), "t");
-      return [o.redisUrl, o.redisUrlSource];
-    };
-    assert.deepEqual(pick(["--redis-url", "redis://a:1"], { redisUrl: "redis://b:2" }, { REDIS_URL: "redis://c:3" }), [
-      "redis://a:1",
-      "--redis-url",
-    ]);
-    assert.deepEqual(pick([], { redisUrl: "redis://b:2" }, { REDIS_URL: "redis://c:3" }), [
-      "redis://b:2",
-      "config.redisUrl",
-    ]);
-    assert.deepEqual(pick([], undefined, { REDIS_URL: "redis://c:3" }), ["redis://c:3", "REDIS_URL"]);
-    assert.deepEqual(pick([], undefined, { UPSTASH_REDIS_REST_URL: "https://u" }), [
-      "https://u",
-      "UPSTASH_REDIS_REST_URL",
-    ]);
-    assert.deepEqual(pick([], undefined, {}), ["redis://127.0.0.1:6379", "default"]);
-    usage(() => pick([], undefined, { REDIS_URL: "nonsense" }), /REDIS_URL must be a URL/);
-  });
-
-  it("chooses the adapter by scheme and runtime, and needs a token for REST", () => {
-    assert.deepEqual(chooseTransport("redis://h:1", "node", noEnv), { kind: "ioredis", url: "redis://h:1" });
-    assert.deepEqual(chooseTransport("rediss://h:1", "deno", noEnv), { kind: "ioredis", url: "rediss://h:1" });
-    assert.deepEqual(chooseTransport("redis://h:1", "bun", noEnv), { kind: "bun", url: "redis://h:1" });
-    const token = (name: string) => (name === "EDGEKIQ_REDIS_TOKEN" ? "tok" : undefined);
-    assert.deepEqual(chooseTransport("https://x.upstash.io", "node", token), {
-      kind: "upstash",
-      url: "https://x.upstash.io",
-      token: "tok",
-    });
-    usage(
-      () => chooseTransport("https://x.upstash.io", "node", noEnv),
-      /needs a token: set UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN/,
-    );
-    assert.equal(redact("redis://user:secret@h:6379/0"), "redis://user:***@h:6379/0");
-  });
-});
-
-/** A host that records output and hands out one memory transport. */
-function fakeHost(argv: string[], options: {
-  transport?: Transport;
-  files?: Record<string, string>;
-  modules?: Record<string, Record<string, unknown>>;
-  env?: Record<string, string>;
-} = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const signals = new Map<SignalName, () => void>();
-  const connected: TransportChoice[] = [];
-  const transport = options.transport ?? memoryTransport();
-  const runtime: Runtime = {
-    key: "node",
-    pid: 4242,
-    env: (name) => options.env?.[name],
-    hostname: () => "test-host",
-    rss: () => undefined,
-    onSignal(name, handler) {
-      signals.set(name, handler);
-      return () => signals.delete(name);
-    },
-    exit: () => assert.fail("the CLI program must not exit the process itself"),
-    writeErr: (line) => err.push(line),
-  };
-  const host: CliHost = {
-    argv,
-    runtime,
-    runtimeVersion: "node test",
-    stdoutIsTTY: false,
-    cwd: () => "/srv/shop",
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    exists: async (path) => path in (options.files ?? {}) || path in (options.modules ?? {}),
-    readText: async (path) => options.files![path],
-    importModule: async (path) => options.modules![path],
-    connect: async (choice) => {
-      connected.push(choice);
-      // The program closes what it opened; keep the shared memory transport usable.
-      const shared: Transport = {
-        kind: transport.kind,
-        blocking: transport.blocking,
-        get counters() {
-          return transport.counters;
-        },
-        call: (command, ...args) => transport.call(command, ...args),
-        pipeline: (commands, opts) => transport.pipeline(commands, opts),
-        script: (script, keys, args) => transport.script(script, keys, args),
-        close: async () => {},
-      };
-      return shared;
-    },
-  };
-  return { host, out, err, signals, connected, transport };
-}
 
 describe("cli: the program, in-process on the memory transport", () => {
   it("prints help and version", async () => {
@@ -260,7 +99,7 @@ describe("cli: the program, in-process on the memory transport", () => {
 
   it("exits 2 with the message for bad flags, bad config and missing jobs", async () => {
     const cases: Array<[string[], RegExp, Parameters<typeof fakeHost>[1]?]> = [
-      [["-c", "lots"], /^edgekiq: -c\/--concurrency must be a whole number >= 1: got 'lots'$/],
+      [["-c", "lots"], /^edgekiq: -c\/--concurrency must be a whole number from 1 to 10000: got 'lots'$/],
       [["-C", "missing.json"], /-C\/--config missing\.json: no such file/],
       [["-C", "bad.json"], /^edgekiq: invalid config bad\.json: config\.queues\[0\]: must be/, {
         files: { "bad.json": '{"queues": [1]}' },
@@ -268,9 +107,13 @@ describe("cli: the program, in-process on the memory transport", () => {
       [[], /no jobs to run: pass -r\/--require/],
       [["-r", "nope.ts"], /-r\/--require nope\.ts: no such file/],
       [["-r", "empty.ts"], /-r\/--require empty\.ts exports no jobs/, { modules: { "empty.ts": { x: 1 } } }],
-      [["-r", "cfg.ts"], /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number >= 1/, {
-        modules: { "cfg.ts": { config: { concurrency: -1 } } },
-      }],
+      [
+        ["-r", "cfg.ts"],
+        /invalid config cfg\.ts \(export config\): config\.concurrency: must be a whole number from 1/,
+        {
+          modules: { "cfg.ts": { config: { concurrency: -1 } } },
+        },
+      ],
       [["stats", "--redis-url", "https://x.upstash.io"], /needs a token/],
     ];
     for (const [argv, re, options] of cases) {
@@ -361,15 +204,7 @@ describe("cli: the program, in-process on the memory transport", () => {
 // ---------------------------------------------------------------------------
 // The real binary on this runtime.
 
-function cli(args: string[], env: Record<string, string> = {}): Spawned {
-  const script = "src/cli.ts";
-  const [cmd, argv] = runtimeName === "deno"
-    ? [process.execPath, ["run", "-A", script, ...args]]
-    : runtimeName === "bun"
-    ? [process.execPath, [script, ...args]]
-    : [process.execPath, ["--import", "tsx", script, ...args]];
-  return spawnProcess(cmd, argv, { cwd: root, env });
-}
+const cli = (args: string[], env: Record<string, string> = {}) => spawnCli(args, env);
 
 describe(`cli: the binary on ${runtimeName}`, () => {
   it("--version prints the version; a bad flag exits 2 naming it", { timeout: 60_000 }, async () => {
@@ -378,7 +213,7 @@ describe(`cli: the binary on ${runtimeName}`, () => {
     assert.match(version.stdout(), new RegExp(`^edgekiq ${VERSION.replace(/\./g, "\\.")} \\(${runtimeName} `));
     const bad = cli(["-c", "many"]);
     assert.equal(await bad.exited, 2, bad.output());
-    assert.match(bad.output(), /edgekiq: -c\/--concurrency must be a whole number >= 1: got 'many'/);
+    assert.match(bad.output(), /edgekiq: -c\/--concurrency must be a whole number from 1 to 10000: got 'many'/);
     const down = cli(["stats", "--redis-url", "redis://127.0.0.1:1"]);
     assert.equal(await down.exited, 1, down.output());
     assert.match(down.output(), /^edgekiq: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(from --redis-url\): .*\n$/);
@@ -386,7 +221,7 @@ describe(`cli: the binary on ${runtimeName}`, () => {
     assert.equal(await config.exited, 2, config.output());
     assert.match(
       config.output(),
-      /config\.queues\[1\]: must be .*; config\.concurrency: must be a whole number >= 1; config\.timout: unknown key/,
+      /config\.queues\[1\]: must be .*; config\.concurrency: must be a whole number from 1 to 10000; config\.timout: unknown key/,
     );
   });
 
@@ -416,6 +251,21 @@ describe(`cli: the binary on ${runtimeName}`, () => {
       assert.equal(await stats.exited, 0, stats.output());
       const counts = JSON.parse(stats.stdout());
       assert.deepEqual([counts.queues, counts.enqueued, counts.processesSize], [{ low: 1 }, 1, 0]);
+    });
+
+    it("enqueue -r pushes into the job's own queue with its retry, and refuses bad args", {
+      timeout: 60_000,
+    }, async () => {
+      await redis.call("FLUSHDB");
+      const jobs = ["-r", "test/fixtures/cli-jobs.ts"];
+      const push = cli(["enqueue", "Thumbnail", ...jobs, "--args", '["a.png", 64]'], { REDIS_URL: server!.url });
+      assert.equal(await push.exited, 0, push.output());
+      const [raw] = (await redis.call("LRANGE", "queue:media", 0, -1)) as string[];
+      assert.deepEqual([JSON.parse(raw).jid, JSON.parse(raw).retry], [push.stdout().trim(), 3]);
+      const bad = cli(["enqueue", "Thumbnail", ...jobs, "--args", '["a.png", "wide"]'], { REDIS_URL: server!.url });
+      assert.equal(await bad.exited, 2, bad.output());
+      assert.match(bad.output(), /^edgekiq: Invalid arguments for job Thumbnail: args\[1\]: /);
+      assert.equal(await redis.call("LLEN", "queue:media"), 1);
     });
 
     it("run -r: processes a job, stops on SIGTERM and exits 0 by itself", { timeout: 60_000 }, async () => {

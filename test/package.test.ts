@@ -1,48 +1,131 @@
+/**
+ * The package's manifests agree with each other and with the code: npm and
+ * JSR export the same entry points (driven by deno.json's map, so a new
+ * entry is one line in each manifest), dependencies are what the code
+ * imports, the tarball holds no tests, and core purity holds.
+ */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../mod.ts";
 import { impureFiles } from "./support/purity.ts";
+import { checkTarballFiles } from "./packaging/tarball.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const deno = JSON.parse(readFileSync(join(root, "deno.json"), "utf8"));
 
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Bare specifiers a file imports (`from "hono"`, `import("ioredis")`), comments stripped. */
+function bareImports(path: string): string[] {
+  const code = readFileSync(join(root, path), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const specifiers = [...code.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)["']([^"']+)["']/g)].map((m) => m[1]);
+  return specifiers.filter((s) => !s.startsWith(".") && !s.startsWith("node:"))
+    .map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]));
+}
+
+/** Files JSR publishes: under `publish.include`, not under `publish.exclude`. */
+const published = sources("src").concat("mod.ts").filter((path) =>
+  !(deno.publish.exclude as string[]).some((ex) => path === ex || path.startsWith(ex))
+);
+
 describe("packaging", () => {
-  it("npm and JSR export the same subpaths, pointing at the same sources", () => {
+  it("npm and JSR export the same entry points, npm's pointing at the built JSR sources", () => {
     assert.deepEqual(Object.keys(pkg.exports).sort(), Object.keys(deno.exports).sort());
-    for (const [subpath, target] of Object.entries(pkg.exports as Record<string, { import: string }>)) {
-      const source = (deno.exports[subpath] as string).replace(/^\.\//, "").replace(/\.ts$/, ".js");
-      assert.equal(target.import, `./dist/${source}`, `${subpath} points at the built ${source}`);
+    for (const [subpath, source] of Object.entries(deno.exports as Record<string, string>)) {
+      const built = `./dist/${source.replace(/^\.\//, "").replace(/\.ts$/, "")}`;
+      assert.deepEqual(
+        pkg.exports[subpath],
+        { types: `${built}.d.ts`, default: `${built}.js` },
+        `${subpath}: { types, default } of ${source}, one condition for import and require`,
+      );
+      assert.ok(existsSync(join(root, source)), `${subpath}: ${source} exists`);
     }
+    assert.equal(pkg.main, pkg.exports["."].default);
+    assert.equal(pkg.types, pkg.exports["."].types);
   });
 
-  it("has one version everywhere", () => {
+  it("has one version and one licence everywhere", () => {
     assert.equal(pkg.version, VERSION);
     assert.equal(deno.version, VERSION);
+    assert.equal(pkg.license, "MIT");
+    assert.equal(deno.license, "MIT");
+    assert.match(readFileSync(join(root, "LICENSE"), "utf8"), /^MIT License\n/);
+    assert.ok((deno.publish.include as string[]).includes("LICENSE"), "JSR publishes the LICENSE");
   });
 
-  it("keeps Redis clients optional peers, so one adapter never loads another's package", () => {
-    for (const name of ["ioredis", "@upstash/redis"]) {
+  it("builds dist/ before packing, so a fresh clone packs a working package", () => {
+    assert.equal(pkg.scripts.prepack, "npm run build");
+    assert.match(pkg.scripts.build, /tsc -p tsconfig\.build\.json$/);
+    assert.deepEqual(pkg.files.sort(), ["LICENSE", "README.md", "dist"]);
+  });
+
+  it("keeps every Redis client and hono optional peers, tested at a pinned devDependency", () => {
+    for (const name of ["ioredis", "@upstash/redis", "hono"]) {
       assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is an optional peer`);
       assert.equal(pkg.dependencies[name], undefined, `${name} is not a hard dependency`);
     }
+    for (const name of Object.keys(pkg.peerDependencies)) {
+      assert.match(pkg.devDependencies[name] ?? "", /^\d+\.\d+\.\d+$/, `${name} is tested at a pinned version`);
+    }
     const adapters = { ioredis: "ioredis", upstash: "@upstash/redis", bun: "bun" };
     for (const [file, own] of Object.entries(adapters)) {
-      const source = readFileSync(join(root, "src/transport", `${file}.ts`), "utf8");
+      const imported = bareImports(`src/transport/${file}.ts`);
       for (const other of Object.values(adapters).filter((o) => o !== own)) {
-        assert.doesNotMatch(source, new RegExp(`from ["']${other}["']`), `${file}.ts must not import ${other}`);
+        assert.ok(!imported.includes(other), `${file}.ts must not import ${other}`);
       }
     }
     const core = readFileSync(join(root, "mod.ts"), "utf8");
     assert.doesNotMatch(core, /transport\/(ioredis|upstash|bun)\.ts/, "the core entry loads no adapter");
   });
+
+  it("imports hono only in edgekiq/web and valibot only in the CLI (its one dependency)", () => {
+    for (const path of sources("src").concat("mod.ts")) {
+      const imported = bareImports(path);
+      if (imported.includes("hono")) assert.match(path, /^src\/web\//, `${path} imports hono`);
+      if (imported.includes("valibot")) assert.match(path, /^src\/cli\//, `${path} imports valibot`);
+    }
+    assert.deepEqual(Object.keys(pkg.dependencies), ["valibot"]);
+  });
+
+  it("maps every bare import of the JSR package, and publishes no CLI file", () => {
+    const mapped = Object.keys(deno.imports);
+    for (const path of published) {
+      assert.doesNotMatch(path, /^src\/cli(\.ts|\/)/, `${path} is CLI code`);
+      for (const name of bareImports(path)) {
+        assert.ok(mapped.includes(name), `${path} imports '${name}', which deno.json's imports map lacks`);
+        assert.match(deno.imports[name], new RegExp(`^npm:${name.replace("/", "\\/")}@`), `${name} maps to npm:`);
+      }
+      const code = readFileSync(join(root, path), "utf8");
+      assert.doesNotMatch(code, /from ["'](\.\.?\/)+cli(\.ts|\/)/, `${path} imports the CLI, which JSR leaves out`);
+    }
+  });
+
+  it("npm pack holds only the build, the manifest, the readme and the licence", { timeout: 60_000 }, () => {
+    const packed = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    assert.equal(packed.status, 0, packed.stderr);
+    const [info] = JSON.parse(packed.stdout);
+    const files = (info.files as Array<{ path: string }>).map((f) => f.path);
+    // Without a build (a fresh clone before `npm run build`) only the rules are checked;
+    // test/packaging/smoke.ts packs a fresh clone for real.
+    assert.deepEqual(checkTarballFiles(files, pkg, { built: existsSync(join(root, "dist/mod.js")) }), []);
+  });
 });
 
 describe("core purity", () => {
-  it("only src/runtime/, the adapters and the CLI touch node:*, Deno, Bun or process", () => {
-    assert.deepEqual(impureFiles(root.replace(/\/$/, "")), []);
+  it("only src/runtime/, the adapters and the CLI's host glue touch node:*, Deno, Bun or process", () => {
+    assert.deepEqual(impureFiles(root), []);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { defineJob } from "../mod.ts";
+import { defineJob, memoryTransport } from "../mod.ts";
 import { createTestHarness } from "../src/testing.ts";
 
 describe("edgekiq/testing", () => {
@@ -29,6 +29,14 @@ describe("edgekiq/testing", () => {
     assert.deepEqual(sent, ["ada@example.com", "later@example.com"]);
     await t.clear();
     assert.deepEqual(await t.enqueued("mailers"), []);
+  });
+
+  it("refuses to clear a transport it was given (it may be a real Redis)", async () => {
+    const transport = memoryTransport();
+    await transport.call("SET", "not-the-tests", "1");
+    const t = createTestHarness({ jobs: [], transport });
+    await assert.rejects(() => t.clear(), /Cannot clear the test harness as its transport was passed in/);
+    assert.equal(await transport.call("GET", "not-the-tests"), "1");
   });
 
   it("sends failing jobs to retry with Sidekiq's fields", async () => {

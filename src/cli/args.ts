@@ -6,6 +6,26 @@
  * @module
  */
 import { ConfigError } from "../errors.ts";
+import { sanitize } from "../sanitize.ts";
+
+/**
+ * Upper bounds for numeric flags and config keys. Beyond them a worker would
+ * run out of memory building its processors or weighted queue list, or a
+ * timer would overflow (timers hold at most 2^31-1 ms, about 24.8 days, and
+ * fire at once past that).
+ */
+export const LIMITS = {
+  /** `-c/--concurrency`, `concurrency`, a capsule's `concurrency`. */
+  concurrency: 10_000,
+  /** A capsule's `prefetch`. */
+  prefetch: 10_000,
+  /** A queue's weight (`-q name,weight`): weights expand to a list of that length. */
+  weight: 1_000,
+  /** `-t/--timeout`, seconds (a day). */
+  timeout: 86_400,
+  /** `enqueue --in`, seconds (ten years). */
+  in: 315_360_000,
+} as const;
 
 /** What the command line asks for. */
 export type CliCommand = "run" | "enqueue" | "stats" | "help" | "version";
@@ -25,6 +45,19 @@ export class UsageError extends ConfigError {
   /** The process exit code for usage errors. */
   readonly exitCode = 2;
 }
+
+/**
+ * The command line was fine but what it points at cannot run: a jobs module
+ * that does not load, a Redis client package that is not installed. Exit
+ * code 2 like a {@link UsageError}, printed as one line without the `--help`
+ * hint (the message says what to do).
+ *
+ * @example
+ * ```ts
+ * throw new SetupError("--redis-url redis://h:6379 needs the ioredis package, which is not installed: npm i ioredis");
+ * ```
+ */
+export class SetupError extends UsageError {}
 
 /** The parsed command line. Fields left undefined were not given. */
 export interface CliArgs {
@@ -67,7 +100,7 @@ interface FlagSpec {
 }
 
 const FLAGS: readonly FlagSpec[] = [
-  { long: "require", short: "r", value: true, only: ["run"] },
+  { long: "require", short: "r", value: true, only: ["run", "enqueue"] },
   { long: "queue", short: "q", value: true, only: ["run", "enqueue"] },
   { long: "concurrency", short: "c", value: true, only: ["run"] },
   { long: "timeout", short: "t", value: true, only: ["run"] },
@@ -85,42 +118,6 @@ const FLAGS: readonly FlagSpec[] = [
 ];
 
 const COMMANDS: readonly CliCommand[] = ["run", "enqueue", "stats", "help", "version"];
-
-/** The `--help` text. */
-export const HELP = `edgekiq: Sidekiq's job model for Node, Bun and Deno
-
-Usage:
-  edgekiq [run] -r <jobs module> [options]     run a worker
-  edgekiq enqueue <Class> [--args '<json array>'] [-q queue] [--in seconds]
-  edgekiq stats                                 processed, failed, queues, sets, processes
-
-Worker options:
-  -r, --require <file>       module whose exports are the jobs (every defineJob() result counts);
-                             it may also export \`config\` (same keys as the config file)
-  -q, --queue <name[,weight]> queue to process, repeatable (default: default)
-  -c, --concurrency <n>      jobs run at once (default 10)
-  -t, --timeout <seconds>    shutdown timeout before running jobs are put back (default 25)
-  -g, --tag <tag>            process tag shown in the Web UI (default: the directory name)
-
-Common options:
-  -C, --config <file.json>   config file: { queues, concurrency, timeout, tag, require, redisUrl, ...,
-                             environments: { production: { ... } } }
-  -e, --environment <name>   config section to apply (default: APP_ENV, NODE_ENV or development)
-      --redis-url <url>      redis://, rediss:// (TCP) or https:// (Upstash REST; token from
-                             UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
-                             UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379
-      --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal); stats --json
-                             prints one JSON object
-  -v, --verbose              debug logging
-  -h, --help                 this text
-  -V, --version              print the version
-
-Precedence: flags, then the config file's environment section, the config file, the module's
-\`config\` export, then defaults. Bad flags or config exit with code 2.
-
-Under Node, a TypeScript jobs module needs a loader: \`npx tsx node_modules/edgekiq/src/cli.ts -r jobs.ts\`
-(Bun and Deno run TypeScript directly).
-`;
 
 /**
  * Parses `argv` (without the runtime and script paths). Throws
@@ -162,10 +159,10 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       name = `-${short}`;
       if (token.length > 2) inline = token[2] === "=" ? token.slice(3) : token.slice(2);
     }
-    if (!spec) throw new UsageError(`unknown flag '${name}'`);
+    if (!spec) throw new UsageError(`unknown flag '${sanitize(name, 60)}'`);
     const label = flagLabel(spec);
     if (!spec.value) {
-      if (inline !== undefined) throw new UsageError(`${label} takes no value: got '${inline}'`);
+      if (inline !== undefined) throw new UsageError(`${label} takes no value: got '${sanitize(inline, 40)}'`);
       given.push({ spec, name });
       continue;
     }
@@ -195,8 +192,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   if (positionals.length) {
     throw new UsageError(
       !explicit
-        ? `unknown command '${positionals[0]}' (commands: run, enqueue, stats)`
-        : `unexpected argument '${positionals[0]}'`,
+        ? `unknown command '${sanitize(positionals[0], 60)}' (commands: run, enqueue, stats)`
+        : `unexpected argument '${sanitize(positionals[0], 60)}'`,
     );
   }
 
@@ -219,10 +216,10 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         out.queues.push(queueSpec(label, v));
         break;
       case "concurrency":
-        out.concurrency = wholeNumber(label, v, 1);
+        out.concurrency = wholeNumber(label, v, { min: 1, max: LIMITS.concurrency });
         break;
       case "timeout":
-        out.timeout = positiveNumber(label, v);
+        out.timeout = positiveNumber(label, v, { max: LIMITS.timeout });
         break;
       case "tag":
         out.tag = v;
@@ -249,8 +246,10 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         break;
       case "in": {
         const n = Number(v);
-        if (v.trim() === "" || !Number.isFinite(n) || n < 0) {
-          throw new UsageError(`${label} must be a number of seconds >= 0: got '${v}'`);
+        if (v.trim() === "" || !Number.isFinite(n) || n < 0 || n > LIMITS.in) {
+          throw new UsageError(
+            `${label} must be a number of seconds from 0 to ${LIMITS.in} (ten years): got '${sanitize(v, 40)}'`,
+          );
         }
         out.in = n;
         break;
@@ -259,7 +258,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   }
   if (command === "enqueue" && out.queues.length > 1) throw new UsageError("enqueue takes one -q/--queue");
   if (command === "enqueue" && out.queues[0]?.includes(",")) {
-    throw new UsageError(`-q/--queue for enqueue is a queue name without a weight: got '${out.queues[0]}'`);
+    throw new UsageError(
+      `-q/--queue for enqueue is a queue name without a weight: got '${sanitize(out.queues[0], 80)}'`,
+    );
   }
   return out;
 }
@@ -273,18 +274,18 @@ function nonEmpty(label: string, value: string): string {
   return value;
 }
 
-function wholeNumber(label: string, value: string, min: number): number {
+function wholeNumber(label: string, value: string, { min, max }: { min: number; max: number }): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < min) {
-    throw new UsageError(`${label} must be a whole number >= ${min}: got '${value}'`);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${label} must be a whole number from ${min} to ${max}: got '${sanitize(value, 40)}'`);
   }
   return n;
 }
 
-function positiveNumber(label: string, value: string): number {
+function positiveNumber(label: string, value: string, { max }: { max: number }): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`${label} must be a number > 0: got '${value}'`);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > max) {
+    throw new UsageError(`${label} must be a number > 0 and at most ${max}: got '${sanitize(value, 40)}'`);
   }
   return n;
 }
@@ -304,19 +305,22 @@ export function queueSpec(label: string, spec: string): string {
   const parts = spec.split(",").map((s) => s.trim());
   const [name, weight] = parts;
   if (!name || !/^[^\s,]+$/.test(name) || parts.length > 2) {
-    throw new UsageError(`${label} must be "name" or "name,weight": got '${spec}'`);
+    throw new UsageError(`${label} must be "name" or "name,weight": got '${sanitize(spec, 80)}'`);
   }
   if (weight === undefined) return name;
   const w = Number(weight);
-  if (weight === "" || !Number.isInteger(w) || w < 0) {
-    throw new UsageError(`${label} weight must be a whole number >= 0: got '${spec}'`);
+  if (weight === "" || !Number.isInteger(w) || w < 0 || w > LIMITS.weight) {
+    throw new UsageError(
+      `${label} weight must be a whole number from 0 to ${LIMITS.weight}: got '${sanitize(spec, 80)}'`,
+    );
   }
   return `${name},${w}`;
 }
 
 /**
  * Checks a Redis URL's scheme: `redis:`/`rediss:` (TCP) or `https:`/`http:`
- * (an Upstash-compatible REST endpoint).
+ * (an Upstash-compatible REST endpoint). The message never repeats the
+ * value: a mistyped URL may hold a password.
  *
  * @example
  * ```ts
@@ -329,10 +333,15 @@ export function checkRedisUrl(label: string, value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`${label} must be a URL (redis://, rediss:// or https://): got '${value}'`);
+    throw new UsageError(
+      `${label} must be a URL such as redis://127.0.0.1:6379: the value given does not parse as one ` +
+        "(not shown, as it may hold a password)",
+    );
   }
   if (!["redis:", "rediss:", "https:", "http:"].includes(url.protocol)) {
-    throw new UsageError(`${label} must use redis://, rediss:// or https://: got '${value}'`);
+    throw new UsageError(
+      `${label} must use redis://, rediss:// or https://: got a ${sanitize(url.protocol, 20)}// URL`,
+    );
   }
   return value;
 }
@@ -344,6 +353,6 @@ function jsonArray(label: string, value: string): unknown[] {
   } catch (error) {
     throw new UsageError(`${label} must be a JSON array: ${(error as Error).message}`);
   }
-  if (!Array.isArray(parsed)) throw new UsageError(`${label} must be a JSON array: got ${value}`);
+  if (!Array.isArray(parsed)) throw new UsageError(`${label} must be a JSON array: got ${sanitize(value, 80)}`);
   return parsed;
 }

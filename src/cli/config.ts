@@ -10,16 +10,25 @@ import * as v from "valibot";
 import type { ClientMiddleware } from "../client_middleware.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
 import type { DeathHandler } from "../server/retry.ts";
-import { checkRedisUrl, type CliArgs, queueSpec, UsageError } from "./args.ts";
+import { checkRedisUrl, type CliArgs, LIMITS, queueSpec, UsageError } from "./args.ts";
 
-const QUEUE_MESSAGE = 'must be "name", "name,weight" or ["name", weight]';
+const QUEUE_MESSAGE = `must be "name", "name,weight" or ["name", weight] (weight 0-${LIMITS.weight})`;
 
 const queueEntry = v.pipe(
   v.union([
-    v.pipe(v.string(), v.regex(/^\s*[^\s,]+\s*(,\s*\d+\s*)?$/, QUEUE_MESSAGE)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\s*[^\s,]+\s*(,\s*\d+\s*)?$/, QUEUE_MESSAGE),
+      v.check((entry) => Number(entry.split(",")[1] ?? 0) <= LIMITS.weight, QUEUE_MESSAGE),
+    ),
     v.tuple([
       v.pipe(v.string(), v.regex(/^[^\s,]+$/, QUEUE_MESSAGE)),
-      v.pipe(v.number(QUEUE_MESSAGE), v.integer(QUEUE_MESSAGE), v.minValue(0, QUEUE_MESSAGE)),
+      v.pipe(
+        v.number(QUEUE_MESSAGE),
+        v.integer(QUEUE_MESSAGE),
+        v.minValue(0, QUEUE_MESSAGE),
+        v.maxValue(LIMITS.weight, QUEUE_MESSAGE),
+      ),
     ], QUEUE_MESSAGE),
   ], QUEUE_MESSAGE),
   v.transform((entry) => Array.isArray(entry) ? `${entry[0]},${entry[1]}` : queueSpec("queue", entry)),
@@ -28,13 +37,16 @@ const queueList = v.pipe(
   v.array(queueEntry, "must be an array of queues"),
   v.minLength(1, "must name at least one queue"),
 );
-const wholeNumber = (min: number) =>
-  v.pipe(
-    v.number(`must be a whole number >= ${min}`),
-    v.integer(`must be a whole number >= ${min}`),
-    v.minValue(min, `must be a whole number >= ${min}`),
-  );
-const seconds = v.pipe(v.number("must be a number of seconds > 0"), v.gtValue(0, "must be a number of seconds > 0"));
+const wholeNumber = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+};
+const SECONDS_MESSAGE = `must be a number of seconds > 0 and at most ${LIMITS.timeout}`;
+const seconds = v.pipe(
+  v.number(SECONDS_MESSAGE),
+  v.gtValue(0, SECONDS_MESSAGE),
+  v.maxValue(LIMITS.timeout, SECONDS_MESSAGE),
+);
 const text = v.string("must be a string");
 const redisUrl = v.pipe(
   text,
@@ -50,14 +62,14 @@ const redisUrl = v.pipe(
 
 const capsule = v.strictObject({
   queues: queueList,
-  concurrency: v.optional(wholeNumber(1)),
-  prefetch: v.optional(wholeNumber(0)),
+  concurrency: v.optional(wholeNumber(1, LIMITS.concurrency)),
+  prefetch: v.optional(wholeNumber(0, LIMITS.prefetch)),
 }, "must be an object { queues, concurrency?, prefetch? }");
 
 const settings = {
   require: v.optional(text),
   queues: v.optional(queueList),
-  concurrency: v.optional(wholeNumber(1)),
+  concurrency: v.optional(wholeNumber(1, LIMITS.concurrency)),
   timeout: v.optional(seconds),
   tag: v.optional(text),
   labels: v.optional(v.array(text, "must be an array of strings")),

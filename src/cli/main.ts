@@ -7,14 +7,14 @@
  * @module
  */
 import { Client } from "../client.ts";
-import { ConfigError, EdgekiqError } from "../errors.ts";
+import { ConfigError, EdgekiqError, JobArgsError, PayloadError } from "../errors.ts";
 import type { AnyJob } from "../job.ts";
 import { createLogger, type Logger, type LogLevel } from "../logger.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createWorker } from "../server/launcher.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { type CliArgs, HELP, parseArgs, UsageError } from "./args.ts";
+import { type CliArgs, parseArgs, SetupError, UsageError } from "./args.ts";
 import {
   type CliConfig,
   environmentOf,
@@ -23,6 +23,10 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./config.ts";
+import { HELP } from "./help.ts";
+import { explainAdapterError, explainModuleError } from "./load_error.ts";
+import { sanitize } from "../sanitize.ts";
+import { redact, Redactor } from "./redact.ts";
 import { collectStats, formatStats } from "./stats.ts";
 
 /** The Redis client families the CLI can open. */
@@ -96,24 +100,6 @@ export function chooseTransport(
   return { kind: runtimeKey === "bun" ? "bun" : "ioredis", url };
 }
 
-/**
- * Hides a URL's password: `redis://:secret@host` -> `redis://:***@host`.
- *
- * @example
- * ```ts
- * redact("redis://user:pw@localhost:6379/0"); // "redis://user:***@localhost:6379/0"
- * ```
- */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
-
 function isJob(value: unknown): value is AnyJob {
   return typeof value === "object" && value !== null && typeof (value as AnyJob).name === "string" &&
     typeof (value as AnyJob).perform === "function" && typeof (value as AnyJob).performAsync === "function";
@@ -131,51 +117,82 @@ function isJob(value: unknown): value is AnyJob {
  */
 export async function runCli(host: CliHost): Promise<number> {
   const env = (name: string) => host.runtime.env(name);
+  // Every line goes out through the redactor, which learns each Redis URL
+  // (even a malformed one) before anything can print it.
+  const redactor = new Redactor();
+  for (const url of [env("REDIS_URL"), env("UPSTASH_REDIS_REST_URL"), ...flagValues(host.argv, "--redis-url")]) {
+    redactor.add(url);
+  }
+  const out = (line: string) => host.out(redactor.scrub(line));
+  const err = (line: string) => host.err(redactor.scrub(line));
+  const log = (line: string, level: LogLevel) => {
+    if (host.log) host.log(redactor.scrub(line), level);
+    else if (level === "warn" || level === "error") err(line);
+    else out(line);
+  };
+  let verbose = false;
   let transport: Transport | undefined;
   try {
     const args = parseArgs(host.argv);
+    verbose = args.verbose;
     if (args.command === "help") {
-      host.out(HELP);
+      out(HELP);
       return 0;
     }
     if (args.command === "version") {
-      host.out(`edgekiq ${VERSION} (${host.runtimeVersion})`);
+      out(`edgekiq ${VERSION} (${host.runtimeVersion})`);
       return 0;
     }
     const file = args.config ? await loadConfigFile(host, args.config) : undefined;
     let module: Record<string, unknown> | undefined;
     let moduleConfig: CliConfig | undefined;
     const requirePath = args.require ?? file?.environments?.[environmentOf(args, env)]?.require ?? file?.require;
-    if (args.command === "run") {
-      if (!requirePath) {
-        throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
-      }
-      if (!(await host.exists(requirePath))) throw new UsageError(`-r/--require ${requirePath}: no such file`);
-      module = await host.importModule(requirePath);
+    const label = args.require ? "-r/--require" : "config.require";
+    if (args.command === "run" && !requirePath) {
+      throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
+    }
+    if (requirePath && args.command !== "stats") {
+      module = await loadJobsModule(host, requirePath, label);
       if (module.config !== undefined) {
         moduleConfig = parseConfig(module.config, `${requirePath} (export config)`, "module");
       }
     }
     const options = resolveOptions(args, file, moduleConfig, env, baseName(host.cwd()));
+    redactor.add(options.redisUrl);
+    const jobs = module ? Object.values(module).filter(isJob) : [];
+    if (module && jobs.length === 0) {
+      throw new UsageError(`${label} ${sanitize(requirePath!)} exports no jobs: export the results of defineJob()`);
+    }
+    const job = args.command === "enqueue" && module ? jobNamed(jobs, args.className!, requirePath!) : undefined;
     const choice = chooseTransport(options.redisUrl, host.runtime.key, env, options.redisUrlSource);
-    transport = await host.connect(choice);
+    transport = await connect(host, choice);
     await ping(transport, options);
+    const session: Session = { host, out, log, transport, args, options };
     switch (args.command) {
       case "enqueue":
-        return await enqueue(host, transport, args, options);
+        return await enqueue(session, job);
       case "stats":
-        return await stats(host, transport, args, options);
+        return await stats(session);
       default:
-        return await run(host, transport, module!, requirePath!, options);
+        return await run(session, { module: module!, jobs });
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      host.err(`edgekiq: ${error.message}`);
-      host.err("Run 'edgekiq --help' for usage.");
+    if (error instanceof SetupError) {
+      err(`edgekiq: ${error.message}`);
+      if (verbose && error.cause instanceof Error && error.cause.stack) {
+        for (const line of error.cause.stack.split("\n")) err(sanitize(line, 500));
+      }
       return error.exitCode;
     }
-    if (error instanceof ConfigError) {
-      host.err(`edgekiq: ${error.message}`);
+    if (error instanceof UsageError) {
+      err(`edgekiq: ${error.message}`);
+      err("Run 'edgekiq --help' for usage.");
+      return error.exitCode;
+    }
+    // Bad options for the worker, or `enqueue` arguments the job's schema or
+    // the payload rules refuse: the user's input, so exit 2 as well.
+    if (error instanceof ConfigError || error instanceof JobArgsError || error instanceof PayloadError) {
+      err(`edgekiq: ${error.message}`);
       return 2;
     }
     // edgekiq's own errors explain themselves; anything else gets its stack.
@@ -184,15 +201,69 @@ export async function runCli(host: CliHost): Promise<number> {
       : error instanceof Error
       ? error.stack ?? error.message
       : String(error);
-    host.err(`edgekiq: ${text}`);
+    err(`edgekiq: ${text}`);
     return 1;
   } finally {
     if (transport) await bounded(transport.close(), 3000);
   }
 }
 
+/** The values given to a flag (`--flag value` or `--flag=value`), before parsing: for the redactor. */
+function flagValues(argv: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  argv.forEach((token, i) => {
+    if (token === flag && i + 1 < argv.length) values.push(argv[i + 1]);
+    else if (token.startsWith(`${flag}=`)) values.push(token.slice(flag.length + 1));
+  });
+  return values;
+}
+
+async function loadJobsModule(host: CliHost, path: string, label: string): Promise<Record<string, unknown>> {
+  if (!(await host.exists(path))) throw new UsageError(`${label} ${sanitize(path)}: no such file`);
+  try {
+    return await host.importModule(path);
+  } catch (error) {
+    throw explainModuleError(error, {
+      label,
+      path,
+      runtime: host.runtime.key,
+      viaBunx: host.runtime.env("npm_lifecycle_event") === "bunx",
+    });
+  }
+}
+
+/** The job `enqueue -r` pushes: its definition gives the queue, retry and args schema. */
+function jobNamed(jobs: AnyJob[], className: string, requirePath: string): AnyJob {
+  const job = jobs.find((j) => j.name === className);
+  if (job) return job;
+  throw new UsageError(
+    `${sanitize(requirePath)} exports no job named '${sanitize(className, 100)}' (it exports ${
+      jobs.map((j) => j.name).join(", ")
+    }); leave out -r to push a class name as is`,
+  );
+}
+
+/** Opens the transport, explaining a Redis client package that is not installed. */
+async function connect(host: CliHost, choice: TransportChoice): Promise<Transport> {
+  try {
+    return await host.connect(choice);
+  } catch (error) {
+    throw explainAdapterError(error, { url: redact(choice.url), runtime: host.runtime.key }) ?? error;
+  }
+}
+
+/** One command's context: the host, its (redacting) writers, Redis, and the parsed options. */
+interface Session {
+  host: CliHost;
+  out(line: string): void;
+  log(line: string, level: LogLevel): void;
+  transport: Transport;
+  args: CliArgs;
+  options: ResolvedOptions;
+}
+
 async function loadConfigFile(host: CliHost, path: string): Promise<CliConfig> {
-  if (!(await host.exists(path))) throw new UsageError(`-C/--config ${path}: no such file`);
+  if (!(await host.exists(path))) throw new UsageError(`-C/--config ${sanitize(path)}: no such file`);
   return parseConfigText(await host.readText(path), path);
 }
 
@@ -222,34 +293,35 @@ async function ping(transport: Transport, options: ResolvedOptions): Promise<voi
   }
 }
 
-async function enqueue(host: CliHost, transport: Transport, args: CliArgs, options: ResolvedOptions): Promise<number> {
-  const client = new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat });
-  const jid = await client.push(args.className!, args.args ?? [], { queue: args.queues[0], in: args.in });
-  host.out(jid ?? "(stopped by client middleware)");
+async function enqueue({ out, transport, args, options }: Session, job: AnyJob | undefined): Promise<number> {
+  const client = new Client({
+    transport,
+    prefix: options.prefix,
+    timeFormat: options.timeFormat,
+    middleware: options.clientMiddleware,
+  });
+  const pushOptions = { queue: args.queues[0], in: args.in };
+  const jid = job
+    ? await client.push(job, args.args ?? [], pushOptions)
+    : await client.push(args.className!, args.args ?? [], pushOptions);
+  out(jid ?? "(stopped by client middleware)");
   return 0;
 }
 
-async function stats(host: CliHost, transport: Transport, args: CliArgs, options: ResolvedOptions): Promise<number> {
+async function stats({ out, transport, args, options }: Session): Promise<number> {
   const result = await collectStats(new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat }));
-  host.out(args.json ? JSON.stringify(result) : formatStats(result));
+  out(args.json ? JSON.stringify(result) : formatStats(result));
   return 0;
 }
 
 async function run(
-  host: CliHost,
-  transport: Transport,
-  module: Record<string, unknown>,
-  requirePath: string,
-  options: ResolvedOptions,
+  { host, log, transport, options }: Session,
+  { module, jobs }: { module: Record<string, unknown>; jobs: AnyJob[] },
 ): Promise<number> {
-  const jobs = Object.values(module).filter(isJob);
-  if (jobs.length === 0) {
-    throw new UsageError(`-r/--require ${requirePath} exports no jobs: export the results of defineJob()`);
-  }
   const logger: Logger = createLogger({
     json: options.json ?? !host.stdoutIsTTY,
     level: options.verbose ? "debug" : "info",
-    write: host.log ?? ((line, level) => (level === "warn" || level === "error" ? host.err(line) : host.out(line))),
+    write: log,
   });
   const worker = createWorker({
     transport,

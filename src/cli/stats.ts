@@ -6,6 +6,7 @@
  */
 import { Stats, type StatsSnapshot } from "../api/stats.ts";
 import type { Client } from "../client.ts";
+import { sanitize } from "../sanitize.ts";
 
 /**
  * Reads processed/failed counters, queue lengths, set sizes and processes.
@@ -21,7 +22,10 @@ export function collectStats(client: Client): Promise<StatsSnapshot> {
 }
 
 /**
- * Formats stats as aligned text lines.
+ * Formats stats as aligned text lines. Queue names come from Redis, where
+ * any process (or anyone who can reach it) may have written them: they are
+ * escaped and cut to 100 characters, so a name cannot drive the terminal or
+ * flood it.
  *
  * @example
  * ```ts
@@ -45,7 +49,8 @@ export function formatStats(stats: StatsSnapshot): string {
   const lines = rows.map(([k, v]) => `${k.padEnd(10)} ${v}`);
   const names = Object.keys(stats.queues);
   lines.push(names.length ? "queues:" : "queues:    (none)");
-  const width = Math.max(0, ...names.map((n) => n.length));
-  for (const name of names) lines.push(`  ${name.padEnd(width)}  ${stats.queues[name]}`);
+  const shown = names.map((name) => sanitize(name, 100));
+  const width = Math.max(0, ...shown.map((n) => n.length));
+  names.forEach((name, i) => lines.push(`  ${shown[i].padEnd(width)}  ${sanitize(String(stats.queues[name]), 40)}`));
   return lines.join("\n");
 }

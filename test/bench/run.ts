@@ -7,8 +7,8 @@
  *   npm run bench -- --jobs 50000
  *   npm run bench -- --only drain      # drain, push, latency, promote, io (comma-separated)
  *
- * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. REDIS_URL points it
- * at an existing server (it is FLUSHDB'd between runs!); otherwise a private
+ * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. EDGEKIQ_BENCH_REDIS_URL
+ * points it at an existing, empty database (it is FLUSHDB'd between runs!); otherwise a private
  * redis-server is started on a free loopback port and stopped at the end.
  * Progress goes to stderr, the tables to stdout, and the results to
  * bench/results.json and bench/results.svg.
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
       ioredis: versionOf("ioredis"),
       sidekiq: sidekiqUnavailable() ?? "6.x (system ruby)",
       redis: /redis_version:(\S+)/.exec(serverInfo)?.[1],
-      redisUrl: redis.owned ? "private redis-server (loopback)" : "REDIS_URL",
+      redisUrl: redis.owned ? "private redis-server (loopback)" : "EDGEKIQ_BENCH_REDIS_URL",
       edgekiqOnNode: process.env.BENCH_NODE_LOADER === "tsx" ? "tsx loader" : "esbuild bundle (bench/.build)",
     };
     progress(

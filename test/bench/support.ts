@@ -4,7 +4,7 @@
  * processes with hard timeouts, and the commands that run each system.
  *
  * Everything talks to loopback only; the harness never touches a Redis it
- * did not start unless REDIS_URL says so.
+ * did not start unless EDGEKIQ_BENCH_REDIS_URL says so.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -57,12 +57,26 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a private redis-server on a free loopback port, or uses REDIS_URL. */
+/**
+ * Starts a private redis-server on a free loopback port, or uses
+ * EDGEKIQ_BENCH_REDIS_URL. Not REDIS_URL: many Sidekiq users export it for
+ * their apps, and the benchmark flushes its database between runs, so an
+ * outside database must be named on purpose and must start empty.
+ */
 export async function startRedis(): Promise<BenchRedis> {
-  const fromEnv = process.env.REDIS_URL;
-  if (fromEnv) return { url: fromEnv, owned: false, stop: () => Promise.resolve() };
+  const fromEnv = process.env.EDGEKIQ_BENCH_REDIS_URL;
+  if (fromEnv) {
+    const keys = await redisCommand(fromEnv, ["DBSIZE"]);
+    if (keys !== 0) {
+      throw new Error(
+        `refusing EDGEKIQ_BENCH_REDIS_URL: its database holds ${keys} keys the benchmark did not write, ` +
+          "and the benchmark flushes it; point it at an empty database or unset it",
+      );
+    }
+    return { url: fromEnv, owned: false, stop: () => Promise.resolve() };
+  }
   if (spawnSync("sh", ["-c", "command -v redis-server"]).status !== 0) {
-    throw new Error("no redis-server on PATH and no REDIS_URL: cannot benchmark");
+    throw new Error("no redis-server on PATH and no EDGEKIQ_BENCH_REDIS_URL: cannot benchmark");
   }
   const port = await freePort();
   const proc = spawn(

@@ -3,24 +3,24 @@
  * always; ioredis against a private redis-server; Bun's RedisClient under
  * Bun; @upstash/redis through the REST gateway fixture.
  *
- * Each target is opened once per test file (its own redis-server) and
- * flushed between tests.
+ * Each target is opened once per test file (its own redis-server, or the
+ * empty database EDGEKIQ_TEST_REDIS_URL names) and flushed between tests.
  */
 import { after, before } from "node:test";
 import type { Transport } from "../../src/transport/transport.ts";
 import { memoryTransport } from "../../src/transport/memory.ts";
 import { spawnSync } from "node:child_process";
-import { testRedis } from "./redis.ts";
+import { TEST_REDIS_ENV, testRedis } from "./redis.ts";
 
 let availability: boolean | undefined;
-/** Whether a real Redis can be had: REDIS_URL, or redis-server on PATH. Loud when not. */
+/** Whether a real Redis can be had: EDGEKIQ_TEST_REDIS_URL, or redis-server on PATH. Loud when not. */
 export function redisAvailable(): boolean {
   if (availability !== undefined) return availability;
   const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
-  availability = Boolean(env.REDIS_URL) || spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
+  availability = Boolean(env[TEST_REDIS_ENV]) || spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
   if (!availability) {
-    if (env.CI === "true") throw new Error("CI must have Redis: no redis-server on PATH and no REDIS_URL");
-    console.error("SKIP: no redis-server and no REDIS_URL — Redis-backed tests skipped");
+    if (env.CI === "true") throw new Error(`CI must have Redis: no redis-server on PATH and no ${TEST_REDIS_ENV}`);
+    console.error(`SKIP: no redis-server and no ${TEST_REDIS_ENV} — Redis-backed tests skipped`);
   }
   return availability;
 }
@@ -67,8 +67,11 @@ export function matrix(names: TargetName[] = ["memory", "ioredis", "bun"]): Targ
   }
   const flushReal = async () => {
     if (!admin) throw new Error("no redis");
+    // Only the tests' own keys are here: testRedis() refused an outside
+    // database that was not empty. Its script cache is shared with other
+    // databases and clients, so only a server the tests started loses it.
     await admin.call("FLUSHDB");
-    await admin.call("SCRIPT", "FLUSH");
+    if (server?.owned) await admin.call("SCRIPT", "FLUSH");
   };
   const real = (name: TargetName, make: (url: string) => Promise<Transport>): Target => ({
     name,

@@ -1,8 +1,14 @@
 /**
  * A private redis-server per test file: a free loopback port, no
  * persistence, stopped by `stop()` and, whatever happens to the test process
- * (crash, SIGKILL, runner timeout), when that process goes away. `REDIS_URL`
- * overrides. Never touches the Redis on the default port 6379.
+ * (crash, SIGKILL, runner timeout), when that process goes away. Never
+ * touches the Redis on the default port 6379.
+ *
+ * Tests flush their database, so they never use `REDIS_URL`: many Sidekiq
+ * users export it globally for their apps. An outside server is used only
+ * when named by the test-only `EDGEKIQ_TEST_REDIS_URL`, and only if its
+ * database is empty when a test file starts (keys there were not written by
+ * the tests, so flushing them is refused, loudly).
  *
  * Works under Node, Bun and Deno (run Deno with -A).
  *
@@ -15,13 +21,23 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import process from "node:process";
 
+/** The variable that points tests at an outside Redis database (which must be empty). */
+export const TEST_REDIS_ENV = "EDGEKIQ_TEST_REDIS_URL";
+
+// A user's REDIS_URL must not reach a child process a test starts (a worker,
+// the CLI, a Ruby script): the child would write into the user's Redis.
+// Tests pass their own server's URL to children explicitly.
+delete process.env.REDIS_URL;
+
 /** A running Redis for tests. */
 export interface TestRedis {
   /** `redis://127.0.0.1:<port>`. */
   url: string;
   /** The TCP port. */
   port: number;
-  /** Stops the server (a no-op for `REDIS_URL`) and removes its directory. */
+  /** Whether the tests started this server (false for `EDGEKIQ_TEST_REDIS_URL`). */
+  owned: boolean;
+  /** Stops the server and removes its directory; for an outside server, empties what the tests wrote. */
   stop(): Promise<void>;
 }
 
@@ -126,7 +142,7 @@ async function spawnOnce(binary: string, fixedPort?: number): Promise<TestRedis 
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  return { url: `redis://127.0.0.1:${port}`, port, stop: cleanup };
+  return { url: `redis://127.0.0.1:${port}`, port, owned: true, stop: cleanup };
 }
 
 /**
@@ -153,9 +169,51 @@ export async function startRedis(options: { port?: number } = {}): Promise<TestR
 let skipPrinted = false;
 
 /**
- * The Redis for a test file: `REDIS_URL` when set on purpose, else a private
- * redis-server, else null (skip, with one loud line per process) — but under
- * `CI=true` a missing Redis throws: CI must have one.
+ * Accepts an outside database only if it is empty: the tests flush it, and
+ * keys already there are someone else's. At the end of the test file it is
+ * emptied again (everything in it was written by the tests), so the next
+ * test file finds it empty too.
+ */
+async function outsideRedis(url: string): Promise<TestRedis> {
+  const { Redis } = await import("ioredis");
+  const shown = url.replace(/\/\/([^@/]*)@/, "//***@");
+  const connect = () => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5000 });
+  const admin = connect();
+  let keys: number;
+  try {
+    await admin.connect();
+    keys = await admin.dbsize();
+  } finally {
+    admin.disconnect();
+  }
+  if (keys !== 0) {
+    throw new Error(
+      `refusing ${TEST_REDIS_ENV}=${shown}: its database holds ${keys} keys the tests did not write, and the ` +
+        "tests flush it. Point it at an empty database (another db number, e.g. /15), or unset it to let the " +
+        "tests start their own redis-server.",
+    );
+  }
+  return {
+    url,
+    port: Number(new URL(url).port || 6379),
+    owned: false,
+    async stop() {
+      const client = connect();
+      try {
+        await client.connect();
+        await client.flushdb();
+      } finally {
+        client.disconnect();
+      }
+    },
+  };
+}
+
+/**
+ * The Redis for a test file: an empty outside database named by
+ * `EDGEKIQ_TEST_REDIS_URL`, else a private redis-server, else null (skip,
+ * with one loud line per process) — but under `CI=true` a missing Redis
+ * throws: CI must have one. `REDIS_URL` is never used.
  *
  * @example
  * ```ts
@@ -165,13 +223,15 @@ let skipPrinted = false;
  * ```
  */
 export async function testRedis(): Promise<TestRedis | null> {
-  const url = process.env.REDIS_URL;
-  if (url) return { url, port: Number(new URL(url).port || 6379), stop: async () => {} };
+  const url = process.env[TEST_REDIS_ENV];
+  if (url) return await outsideRedis(url);
   if (redisServerPath()) return await startRedis();
-  if (process.env.CI === "true") throw new Error("CI=true but there is no redis-server on PATH and no REDIS_URL");
+  if (process.env.CI === "true") {
+    throw new Error(`CI=true but there is no redis-server on PATH and no ${TEST_REDIS_ENV}`);
+  }
   if (!skipPrinted) {
     skipPrinted = true;
-    console.error("SKIP: no redis-server and no REDIS_URL — Redis-backed tests skipped");
+    console.error(`SKIP: no redis-server and no ${TEST_REDIS_ENV} — Redis-backed tests skipped`);
   }
   return null;
 }

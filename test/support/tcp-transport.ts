@@ -60,7 +60,7 @@ export function tcpTransportBehaviour(name: string, open: (url: string) => Trans
       if (!server) return;
       // Borrow a port and free it again: nothing listens there afterwards.
       const scratch = await startRedis().catch(() => null);
-      if (!scratch) return; // REDIS_URL mode without a local redis-server
+      if (!scratch) return; // EDGEKIQ_TEST_REDIS_URL mode without a local redis-server
       const url = scratch.url;
       await scratch.stop();
       const r = open(url);

@@ -1,7 +1,10 @@
 /**
  * The `edgekiq` command's host glue: argv, files, module loading, terminal
- * detection and Redis clients, for Node, Bun and Deno. It lives in the
- * runtime layer because it names their globals; the program itself is
+ * detection and Redis clients, for Node, Bun and Deno. It names their
+ * globals, so it is one of the few files outside `src/runtime/` that core
+ * purity allows (as the transport adapters are): it sits beside the CLI it
+ * serves because it imports the CLI's types and the adapters, and the
+ * runtime layer must not import upward. The program itself is
  * `src/cli/main.ts`, which stays web-standard.
  *
  * @module
@@ -9,9 +12,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { CliHost } from "../cli/main.ts";
+import type { CliHost } from "./main.ts";
 import type { Transport } from "../transport/transport.ts";
-import { currentRuntime } from "./detect.ts";
+import { currentRuntime } from "../runtime/detect.ts";
 
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;

@@ -1,0 +1,55 @@
+/**
+ * The `edgekiq --help` text. It states the bounds from {@link LIMITS} and
+ * what `enqueue` checks with and without `-r`.
+ *
+ * @module
+ */
+import { LIMITS } from "./args.ts";
+
+/** The `--help` text. */
+export const HELP = `edgekiq: Sidekiq's job model for Node, Bun and Deno
+
+Usage:
+  edgekiq [run] -r <jobs module> [options]     run a worker
+  edgekiq enqueue <Class> [--args '<json array>'] [-q queue] [--in seconds] [-r <jobs module>]
+  edgekiq stats                                 processed, failed, queues, sets, processes
+
+Worker options:
+  -r, --require <file>       module whose exports are the jobs (every defineJob() result counts);
+                             it may also export \`config\` (same keys as the config file)
+  -q, --queue <name[,weight]> queue to process, repeatable (default: default; weight 0-${LIMITS.weight})
+  -c, --concurrency <n>      jobs run at once (default 10, at most ${LIMITS.concurrency})
+  -t, --timeout <seconds>    shutdown timeout before running jobs are put back (default 25, at most
+                             ${LIMITS.timeout})
+  -g, --tag <tag>            process tag shown in the Web UI (default: the directory name)
+
+enqueue:
+  With -r (or a config file's require), the job's definition is used: its queue (unless -q) and retry, and
+  --args is checked against its args schema before anything is written; a class the module does
+  not export is an error. Without -r, the class name is pushed as is: queue 'default' (or -q),
+  Sidekiq's default retry (25), and --args is only checked to be a JSON array, so a job a Ruby
+  or other worker runs can be pushed. --in is at most ${LIMITS.in} seconds (ten years).
+
+Common options:
+  -C, --config <file.json>   config file: { queues, concurrency, timeout, tag, require, redisUrl, ...,
+                             environments: { production: { ... } } }
+  -e, --environment <name>   config section to apply (default: APP_ENV, NODE_ENV or development)
+      --redis-url <url>      redis://, rediss:// (TCP, needs the ioredis package except on Bun) or
+                             https:// (Upstash REST, needs @upstash/redis; token from
+                             UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
+                             UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379. Passwords are
+                             never printed.
+      --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal); stats --json
+                             prints one JSON object
+  -v, --verbose              debug logging, and the stack of an error loading the jobs module
+  -h, --help                 this text
+  -V, --version              print the version
+
+Precedence: flags, then the config file's environment section, the config file, the module's
+\`config\` export, then defaults. Bad flags, config or jobs modules exit with code 2.
+
+TypeScript jobs modules: Bun (\`bunx --bun edgekiq\`) and Deno (\`deno run -A npm:edgekiq\`) load
+them directly. Node needs a loader: \`npx tsx node_modules/.bin/edgekiq -r jobs.ts\`, or
+\`node --experimental-strip-types node_modules/.bin/edgekiq -r jobs.ts\` (Node 22.6+), or compile
+the module to JavaScript.
+`;
