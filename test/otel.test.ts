@@ -244,6 +244,6 @@ describe("otel entry point", () => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     assert.equal(pkg.peerDependenciesMeta["@opentelemetry/api"]?.optional, true);
     assert.equal(pkg.dependencies["@opentelemetry/api"], undefined);
-    assert.equal(pkg.exports["./otel"].import, "./dist/src/middleware/otel/mod.js");
+    assert.equal(pkg.exports["./otel"].default, "./dist/src/middleware/otel/mod.js");
   });
 });

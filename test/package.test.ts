@@ -88,13 +88,14 @@ describe("packaging", () => {
     assert.doesNotMatch(core, /transport\/(ioredis|upstash|bun)\.ts/, "the core entry loads no adapter");
   });
 
-  it("imports hono only in edgekiq/web and valibot only in the CLI (its one dependency)", () => {
+  it("imports hono only in edgekiq/web, valibot only in the CLI and croner only for periodic jobs (its dependencies)", () => {
     for (const path of sources("src").concat("mod.ts")) {
       const imported = bareImports(path);
       if (imported.includes("hono")) assert.match(path, /^src\/web\//, `${path} imports hono`);
       if (imported.includes("valibot")) assert.match(path, /^src\/cli\//, `${path} imports valibot`);
+      if (imported.includes("croner")) assert.match(path, /^src\/periodic\//, `${path} imports croner`);
     }
-    assert.deepEqual(Object.keys(pkg.dependencies), ["valibot"]);
+    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ["croner", "valibot"]);
   });
 
   it("maps every bare import of the JSR package, and publishes no CLI file", () => {
