@@ -15,5 +15,5 @@
  *
  * @module
  */
-export { cronRoutes, pollAndDrain, verifyBearer } from "./cron.ts";
-export type { CronAuth, CronRoutesOptions, TickOptions, TickResult } from "./cron.ts";
+export { cronRoutes, pollAndDrain, verifyBearer } from "./cron_routes.ts";
+export type { CronAuth, CronRoutesOptions, TickOptions, TickResult } from "./cron_routes.ts";
