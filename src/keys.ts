@@ -49,6 +49,8 @@ export interface Keys {
   cronTick(name: string, tick: number): string;
   /** Saved cursor of an iterable job. */
   iteration(jid: string): string;
+  /** Marks a dashboard "all" action's one-time token as used (SET NX EX), so a replayed form does nothing. */
+  webAction(token: string): string;
   /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
   queueName(queueKey: string): string;
 }
@@ -88,6 +90,7 @@ export function keys(prefix = ""): Keys {
     inflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
     cronTick: (name, tick) => `${p}edgekiq:cron:${name}:${tick}`,
     iteration: (jid) => `${p}edgekiq:it:${jid}`,
+    webAction: (token) => `${p}edgekiq:web:done:${token}`,
     queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
   };
 }

@@ -22,6 +22,7 @@ import { drain, type DrainOptions, type DrainResult } from "../server/drain.ts";
 import { logErrors } from "../server/identity.ts";
 import { pollOnce, type PollResult } from "../server/poller.ts";
 import type { Transport } from "../transport/transport.ts";
+import { equalSecrets } from "./secrets.ts";
 
 /**
  * Who may call the routes: a shared secret sent as `Authorization: Bearer
@@ -112,17 +113,7 @@ export async function verifyBearer(req: Request, secret: string | undefined): Pr
   if (typeof secret !== "string" || secret === "") return false;
   const header = req.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  const given = match ? match[1].trim() : "";
-  const encoder = new TextEncoder();
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(given)),
-    crypto.subtle.digest("SHA-256", encoder.encode(secret)),
-  ]);
-  const x = new Uint8Array(a);
-  const y = new Uint8Array(b);
-  let diff = given === "" ? 1 : 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
-  return diff === 0;
+  return await equalSecrets(match ? match[1].trim() : "", secret);
 }
 
 /**
