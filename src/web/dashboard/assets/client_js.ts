@@ -105,14 +105,18 @@ export const CLIENT_JS: string = `(function () {
   if (!window.uPlot) return;
   var css = getComputedStyle(document.documentElement);
   function color(name) { return css.getPropertyValue(name).trim(); }
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+  function clock(ts) { var d = new Date(ts * 1000); return two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds()); }
   function chart(el, data, timeZone) {
     var axis = { stroke: color("--muted"), grid: { stroke: color("--line"), width: 1 }, ticks: { stroke: color("--line"), width: 1 } };
+    // The live chart spans seconds to minutes: label it with clock times, not uPlot's sub-second ticks.
+    var xAxis = timeZone ? axis : Object.assign({}, axis, { space: 80, values: function (u, splits) { return splits.map(clock); } });
     var opts = {
       width: el.clientWidth || 600,
       height: 240,
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, Math.max(4, max * 1.1)]; } } },
-      axes: [axis, Object.assign({}, axis, { size: 60 })],
+      axes: [xAxis, Object.assign({}, axis, { size: 60 })],
       series: [{}, { label: "Processed", stroke: color("--accent"), fill: color("--accent") + "22", width: 2 },
         { label: "Failed", stroke: color("--danger"), width: 2 }],
     };

@@ -44,16 +44,16 @@ h2{font-size:15px;margin:0 0 10px}
 .head h1{margin:0}
 .panel{background:var(--panel);border:1px solid var(--line);border-radius:10px;box-shadow:var(--shadow);padding:16px;margin-bottom:18px}
 .panel.flush{padding:0;overflow:auto}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:12px;margin-bottom:18px}
-.card{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:12px 14px;box-shadow:var(--shadow);color:var(--text)}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(120px,1fr));gap:12px;margin-bottom:18px}
+.card{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:10px 12px;box-shadow:var(--shadow);color:var(--text)}
 a.card:hover{text-decoration:none;border-color:var(--accent)}
-.card b{display:block;font-size:22px;font-variant-numeric:tabular-nums;margin-top:2px}.card span{color:var(--muted);font-size:12.5px}
+.card b{display:block;font-size:19px;font-variant-numeric:tabular-nums;margin-top:2px;white-space:nowrap}.card span{color:var(--muted);font-size:12.5px}
 .card.danger b{color:var(--danger)}
 .grid2{display:grid;grid-template-columns:2fr 1fr;gap:18px}@media (max-width:900px){.grid2{grid-template-columns:1fr}}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:9px 12px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted);font-weight:600;background:var(--bg);white-space:nowrap}
-tr:last-child td{border-bottom:0}tbody tr:hover{background:var(--bg)}
+tr:last-child td,tr:last-child th{border-bottom:0}tbody tr:hover{background:var(--bg)}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 td.args{max-width:420px;word-break:break-word}td.check,th.check{width:28px;padding-right:0}
 .kv th{width:180px;text-transform:none;font-size:13px;letter-spacing:0;background:transparent;vertical-align:top}
@@ -70,11 +70,11 @@ button.danger:hover{background:var(--danger-soft)}
 button[aria-pressed=true]{background:var(--accent-soft);border-color:var(--accent);color:var(--accent)}
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 .bar{display:flex;gap:8px;flex-wrap:wrap;align-items:center;justify-content:space-between;padding:10px 12px;
-border-bottom:1px solid var(--line)}
-form.inline{display:inline}
+border-bottom:1px solid var(--line)}.bar h2,.head h2{margin:0}
+form.inline{display:inline}form.inline.actions{display:inline-flex}
 input[type=search],input[type=text],select{font:inherit;font-size:13px;padding:5px 9px;border:1px solid var(--line);
 border-radius:6px;background:var(--panel);color:var(--text)}
-input[type=search]{min-width:220px}
+input[type=search]{min-width:280px}
 .notice{padding:10px 14px;border-radius:8px;background:var(--accent-soft);color:var(--accent);margin-bottom:14px;border:1px solid var(--accent)}
 .notice.error{background:var(--danger-soft);color:var(--danger);border-color:var(--danger)}
 .empty{padding:36px 16px;text-align:center;color:var(--muted)}.empty b{display:block;color:var(--text);font-size:15px;margin-bottom:4px}

@@ -35,7 +35,7 @@ function cards(s: StatsSnapshot): Array<[stat: string, label: string, value: str
     ["scheduled", "Scheduled", formatCount(s.scheduledSize), "/scheduled"],
     ["dead", "Dead", formatCount(s.deadSize), "/dead", s.deadSize > 0],
     ["processes", "Processes", formatCount(s.processesSize), "/busy"],
-    ["default_latency", "Default latency (s)", formatLatency(s.defaultQueueLatency), "/queues"],
+    ["default_latency", "Latency (s)", formatLatency(s.defaultQueueLatency), "/queues"],
   ];
 }
 

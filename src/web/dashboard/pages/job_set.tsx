@@ -70,7 +70,7 @@ export function JobSetPage(props: JobSetProps): Child {
             name="substr"
             value={substr}
             maxlength={MAX_FILTER_LENGTH}
-            placeholder="Filter by class, jid, argument, error"
+            placeholder="Filter: class, jid, arguments, error"
             aria-label="Filter"
           />
           <button type="submit">Filter</button>
