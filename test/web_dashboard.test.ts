@@ -214,7 +214,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
     it("Scheduled: add to queue, delete; Dead: retry all after confirming", async () => {
       const client = createClient({ transport });
-      const jid = await client.push(Fine, [7], { in: 3600 });
+      const jid = (await client.push(Fine, [7], { in: 3600 }))!;
       await client.push(Fine, [8], { in: 3600 });
       const keys = keysIn(await html(app, "/admin/jobs/scheduled"));
       assert.equal(keys.length, 2);
@@ -244,7 +244,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
     it("Queues: sizes and latency, a queue's jobs with their JSON, delete one, clear", async () => {
       const client = createClient({ transport });
-      const [a, b] = await client.pushBulk(Fine, [[1], [2]], { queue: "mail" });
+      const [a, b] = (await client.pushBulk(Fine, [[1], [2]], { queue: "mail" })) as string[];
       await client.push(Fine, [3]);
       const list = await html(app, "/admin/jobs/queues");
       assert.match(list, /href="\/admin\/jobs\/queues\/mail">mail<\/a><\/td><td class="num">2<\/td>/);
@@ -341,7 +341,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const prefixed = dashboard({ transport, auth: () => true, prefix: "app" });
       await createClient({ transport, prefix: "app" }).push(Fine, [1], { queue: "ns" });
       await createClient({ transport }).push(Fine, [1], { queue: "plain" });
-      const page = await html(prefixed, "/queues");
+      const page = await html(prefixed as unknown as Hono, "/queues");
       assert.match(page, />ns</);
       assert.doesNotMatch(page, />plain</);
     });

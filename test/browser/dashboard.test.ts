@@ -278,7 +278,7 @@ describe("dashboard in chromium", { skip }, () => {
 
   it("clicking Retry on a failed job makes it run", SLOW, async () => {
     await transport.call("SET", "mode", "fail");
-    const jid = await createClient({ transport }).push(Flaky, ["cus_9f2a"]);
+    const jid = (await createClient({ transport }).push(Flaky, ["cus_9f2a"]))!;
     await waitFor(
       async () => ((await transport.call("ZRANGE", "retry", 0, -1)) as string[]).some((r) => r.includes(jid)),
       "the failure in the retry set",

@@ -16,7 +16,7 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-function toRequest(req: IncomingMessage, body: Buffer | undefined): Request {
+function toRequest(req: IncomingMessage, body: ArrayBuffer | undefined): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -42,7 +42,11 @@ export async function serve(fetch: (request: Request) => Response | Promise<Resp
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const hasBody = req.method !== "GET" && req.method !== "HEAD";
-      const response = await fetch(toRequest(req, hasBody ? Buffer.concat(chunks) : undefined));
+      const bytes = Buffer.concat(chunks);
+      const body = hasBody
+        ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+        : undefined;
+      const response = await fetch(toRequest(req, body));
       const headers: Record<string, string | string[]> = {};
       response.headers.forEach((value, name) => {
         headers[name] = name === "set-cookie" ? [...((headers[name] as string[]) ?? []), value] : value;
