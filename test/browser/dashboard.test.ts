@@ -23,12 +23,12 @@ import process from "node:process";
 import { Hono } from "hono";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
-import { compressBacktrace } from "../../src/server/backtrace.ts";
 import { dashboard, verifyBasic } from "../../src/web/mod.ts";
 import { runtimeName } from "../support/child.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";
 import { serve, type Served } from "../support/serve.ts";
 import { testWorker } from "../support/worker.ts";
+import { seedShowcase } from "./seed.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = [
@@ -117,7 +117,7 @@ describe("dashboard in chromium", { skip }, () => {
     shots = process.env.EDGEKIQ_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "edgekiq-shots-"));
     mkdirSync(shots, { recursive: true });
 
-    await seed();
+    await seedShowcase(transport);
     const worker = testWorker(transport, {
       jobs: [Work, Flaky, Slow],
       concurrency: 5,
@@ -144,83 +144,6 @@ describe("dashboard in chromium", { skip }, () => {
     await server?.stop();
     if (!process.env.EDGEKIQ_SCREENSHOTS && shots) rmSync(shots, { recursive: true, force: true });
   });
-
-  /** A month of history, a backlog in other queues, retries with real-looking errors. */
-  async function seed(): Promise<void> {
-    const day = 86_400_000;
-    const commands: Array<readonly [string, ...Array<string | number>]> = [];
-    let processed = 0;
-    let failed = 0;
-    for (let i = 0; i < 180; i++) {
-      const date = new Date(Date.now() - i * day).toISOString().slice(0, 10);
-      const p = Math.round(18_000 + 6_000 * Math.sin(i / 3) + (i % 7 === 0 ? -9_000 : 0));
-      const f = Math.round(p * (0.01 + 0.01 * Math.abs(Math.cos(i))));
-      processed += p;
-      failed += f;
-      commands.push(["SET", `stat:processed:${date}`, p], ["SET", `stat:failed:${date}`, f]);
-    }
-    commands.push(["SET", "stat:processed", processed], ["SET", "stat:failed", failed]);
-    await transport.pipeline(commands);
-    const client = createClient({ transport });
-    await client.pushBulk("DeliverWebhook", Array.from({ length: 37 }, (_, i) => [`evt_${1000 + i}`]), {
-      queue: "webhooks",
-    });
-    await client.pushBulk("RebuildSearchIndex", Array.from({ length: 4 }, (_, i) => [`shard-${i}`]), { queue: "low" });
-    await client.push("ChargeCard", [{ account: 4217, cents: 1999 }], { queue: "critical" });
-    await client.push("SendDigest", ["weekly"], { in: 3600 });
-    await client.push("PurgeExpiredSessions", [], { in: 7200 });
-    const now = Date.now() / 1000;
-    const failures: Array<[string, unknown[], string, string, number]> = [
-      [
-        "ImportCsvJob",
-        ["s3://uploads/2024/accounts.csv"],
-        "CSV::MalformedCSVError",
-        "Unclosed quoted field in line 812.",
-        2,
-      ],
-      [
-        "ResizeImageJob",
-        [88123, "large"],
-        "Errno::ENOENT",
-        "No such file or directory @ rb_sysopen - /tmp/88123.png",
-        4,
-      ],
-      [
-        "NotifySlackJob",
-        ["#ops", "Deploy finished"],
-        "Net::ReadTimeout",
-        "Net::ReadTimeout with #<TCPSocket:(closed)>",
-        1,
-      ],
-    ];
-    for (const [i, [klass, args, errorClass, message, count]] of failures.entries()) {
-      const backtrace = await compressBacktrace([
-        `app/jobs/${klass.replace(/Job$/, "").toLowerCase()}_job.rb:${14 + i}:in 'perform'`,
-        "sidekiq/processor.rb:202:in 'execute_job'",
-        "sidekiq/processor.rb:170:in 'block (2 levels) in process'",
-      ]);
-      await transport.call(
-        "ZADD",
-        "retry",
-        now + 600 * (i + 1),
-        JSON.stringify({
-          class: klass,
-          args,
-          queue: "default",
-          jid: `${"0a1b2c3d4e5f60718293a4b"}${i}`,
-          retry: true,
-          created_at: now - 3600 * (i + 1),
-          enqueued_at: now - 600,
-          failed_at: now - 3000,
-          retried_at: now - 600,
-          retry_count: count,
-          error_class: errorClass,
-          error_message: message,
-          error_backtrace: backtrace,
-        }),
-      );
-    }
-  }
 
   it("every page loads without console errors or CSP violations", SLOW, async () => {
     await createClient({ transport }).push(Slow, ["2024-05"]);
