@@ -324,6 +324,16 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         for (const link of found) assert.ok(link === (base || "/") || link.startsWith(`${base}/`), `${path}: ${link}`);
         assert.match(page, new RegExp(`data-base="${base}"`));
         const token = tokenIn(page);
+        const ask = await (mounted as Hono).request(`${path.replace(/\/queues$/, "")}/queues/default`, {
+          method: "POST",
+          headers: same,
+          body: new URLSearchParams({ action: "clear", token }),
+        });
+        assert.match(
+          await ask.text(),
+          new RegExp(`action="${base}/queues/default"`),
+          `${path}: the confirmation posts back`,
+        );
         const res = await (mounted as Hono).request(`${path.replace(/\/queues$/, "")}/queues/default`, {
           method: "POST",
           headers: same,

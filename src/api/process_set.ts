@@ -9,7 +9,7 @@ import type { RedisReply } from "../transport/transport.ts";
 import { Process, type ProcessData } from "./worker_process.ts";
 import { arr, invalid, num, str } from "./util.ts";
 
-/** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads them (HMGET) and {@link toData} parses them. */
+/** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads (HMGET) and {@link toData} parses them. */
 export const FIELDS = ["info", "busy", "beat", "quiet", "rss", "rtt_us", "concurrency"] as const;
 
 /**

@@ -52,10 +52,10 @@ async function onceConfirmed(
   c: Ctx,
   deps: RouteDeps,
   form: Form,
-  question: string,
-  back: string,
+  step: { question: string; action: string; back: string },
   run: () => Promise<[notice: string, n: number]>,
 ): Promise<Response> {
+  const { question, action, back } = step;
   const token = field(form, "token");
   if (!isToken(token)) {
     throw new ParamError("Cannot run this action as its form has no valid token: reload the page and try again");
@@ -69,7 +69,13 @@ async function onceConfirmed(
     }
     return await page(
       c,
-      <ConfirmPage view={viewOf(c, deps)} question={question} action={c.req.path} fields={fields} back={base + back} />,
+      <ConfirmPage
+        view={viewOf(c, deps)}
+        question={question}
+        action={base + action}
+        fields={fields}
+        back={base + back}
+      />,
     );
   }
   const client = c.get("client");
@@ -137,7 +143,7 @@ function setActions(app: Hono<DashboardEnv>, deps: RouteDeps, kind: JobSetKind):
     const set = open(c);
     const size = await set.size();
     const question = kind.allActions(size).find((b) => b.value === button.value)!.confirm;
-    return await onceConfirmed(c, deps, form, question, path, async () => {
+    return await onceConfirmed(c, deps, form, { question, action: `${path}/all`, back: path }, async () => {
       if (button.value === "retry") return ["retried", await set.retryAll()];
       if (button.value === "kill") return ["killed", await set.killAll()];
       await set.clear();
@@ -176,10 +182,16 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
     if (field(form, "action") !== "clear") throw new ParamError("Cannot change the queue as 'action' must be clear");
     const queue = new Queue(c.get("client"), c.req.param("name"));
     const question = `Delete queue "${queue.name}" and its ${await queue.size()} jobs?`;
-    return await onceConfirmed(c, deps, form, question, "/queues", async () => {
-      await queue.clear();
-      return ["cleared", 1];
-    });
+    return await onceConfirmed(
+      c,
+      deps,
+      form,
+      { question, action: queueHref("", queue.name), back: "/queues" },
+      async () => {
+        await queue.clear();
+        return ["cleared", 1];
+      },
+    );
   });
 
   app.post("/queues/:name/delete", async (c) => {
@@ -201,13 +213,14 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
     const done = action === "quiet" ? "quieted" : "stopped";
     if (field(form, "scope") === "all") {
       // Only the processes the page listed: one started since is left alone.
-      const asof = Number(field(form, "asof") ?? Date.now());
+      const given = Number(field(form, "asof"));
+      const asof = Number.isFinite(given) ? given : Date.now();
+      const question = `${action === "quiet" ? "Quiet" : "Stop"} all processes?`;
       return await onceConfirmed(
         c,
         deps,
         form,
-        `${action === "quiet" ? "Quiet" : "Stop"} all processes?`,
-        "/busy",
+        { question, action: "/busy", back: "/busy" },
         async () => {
           const targets = (await processes.list()).filter((p) =>
             !p.embedded && (p.startedAt === null || !(p.startedAt.getTime() > asof))
