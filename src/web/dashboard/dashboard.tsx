@@ -121,7 +121,6 @@ export function dashboard<E extends object = Record<string, unknown>>(
     title: options.title ?? "edgekiq",
     metrics: false, // METRICS: true once a metrics source is wired in (see page_routes.tsx)
     setOptions: { deathHandlers: options.deathHandlers },
-    report,
   };
   const clients = new WeakMap<Transport, Client>();
   const clientFor = (t: Transport) => {

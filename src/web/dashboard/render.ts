@@ -20,8 +20,6 @@ export interface RouteDeps {
   metrics: boolean;
   /** Death handlers for jobs killed from the dashboard. */
   setOptions: JobSetOptions;
-  /** Where errors go (the caller sees a generic page). */
-  report: (error: unknown, context: Record<string, unknown>) => void;
 }
 
 /** Any dashboard context, whatever the platform bindings. */
