@@ -7,7 +7,8 @@
  * process; bulk and "all" deletes work (the latter after a confirm dialog,
  * or a confirmation page without JavaScript); the Live Poll toggle
  * refreshes a list in place; a poll interval forced below 2 s in
- * localStorage is still 2 s; a form posted from another origin is refused.
+ * localStorage is still 2 s, and a hidden tab does not poll; a form posted
+ * from another origin is refused.
  *
  * Node only (playwright-core drives the browser from Node). Skips loudly
  * without chromium; fails instead under CI=true. Screenshots of the
@@ -325,6 +326,18 @@ describe("dashboard in chromium", { skip }, () => {
     await new Promise((r) => setTimeout(r, 5_000));
     assert.ok(polls >= 2 && polls <= 4, `${polls} polls in 5 s`);
     assert.equal(await page.inputValue("#interval"), "2");
+    // A hidden tab stops polling; showing it again resumes at once.
+    const visibility = (hidden: boolean) =>
+      page.evaluate((h) => {
+        Object.defineProperty(document, "hidden", { value: h, configurable: true });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await visibility(true);
+    const whileHidden = polls;
+    await new Promise((r) => setTimeout(r, 4_500));
+    assert.equal(polls, whileHidden, "no polls while hidden");
+    await visibility(false);
+    await waitFor(() => polls > whileHidden, "a poll on return", 3_000);
     await page.close();
   });
 
