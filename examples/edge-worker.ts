@@ -5,11 +5,13 @@
  * - `POST /enqueue` `{"name": "Ada", "in": 5}`: pushes a Greet job (`in`: seconds from now);
  * - `POST /cron/tick` (or `GET`, for Vercel Cron): promotes due jobs, then drains the queue;
  *   `/cron/poll` and `/cron/drain` do one half each;
- * - `scheduled`: the same tick from a Cloudflare Cron Trigger.
+ * - `scheduled`: the same tick from a Cloudflare Cron Trigger;
+ * - `/jobs`: the dashboard (queues, retries, busy processes, live charts), behind basic auth
+ *   as user `admin` with $DASHBOARD_PASSWORD.
  *
- * Every route wants `Authorization: Bearer $CRON_SECRET`. Configuration comes from env
+ * The other routes want `Authorization: Bearer $CRON_SECRET`. Configuration comes from env
  * bindings on Cloudflare and from the environment elsewhere:
- * UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN, CRON_SECRET.
+ * UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN, CRON_SECRET, DASHBOARD_PASSWORD.
  *
  * Entry points: edge-cloudflare.ts, edge-deno.ts, edge-bun.ts, edge-vercel.ts.
  */
@@ -17,13 +19,14 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { createClient, defineJob, type Transport } from "../mod.ts";
 import { upstashTransport } from "../src/transport/upstash.ts"; // "edgekiq/upstash" in your app
-import { cronRoutes, pollAndDrain, verifyBearer } from "../src/web/mod.ts"; // "edgekiq/web"
+import { cronRoutes, dashboard, pollAndDrain, verifyBasic, verifyBearer } from "../src/web/mod.ts"; // "edgekiq/web"
 
 /** The settings, as Cloudflare bindings or environment variables. */
 export interface Env {
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
   CRON_SECRET?: string;
+  DASHBOARD_PASSWORD?: string;
 }
 
 /** Cloudflare passes bindings per request; Node, Bun, Deno and Vercel have `process.env`. */
@@ -69,6 +72,15 @@ app.post("/enqueue", async (c) => {
 });
 
 app.route("/cron", cronRoutes<Env>({ transport: redis, jobs, budgetMs, auth }));
+
+// The dashboard: every page costs a few billed commands (a /stats poll, 3), whatever the fleet.
+app.route(
+  "/jobs",
+  dashboard<Env>({
+    transport: redis,
+    auth: (c) => verifyBasic(c.req.raw, "admin", settings(c.env).DASHBOARD_PASSWORD),
+  }),
+);
 
 /** A Cloudflare Cron Trigger (`[triggers] crons = ["* * * * *"]` in wrangler.toml). */
 export async function scheduled(_event: unknown, env?: Env, ctx?: { waitUntil(p: Promise<unknown>): void }) {

@@ -54,6 +54,8 @@ export interface Keys {
   legacyInflight(identity: string, queue: string): string;
   /** An iterable job's state hash, Sidekiq 7.3's `it-<jid>` (so Ruby's `cancel!` reaches edgekiq jobs). */
   iteration(jid: string): string;
+  /** Marks a dashboard "all" action's one-time token as used (SET NX EX), so a replayed form does nothing. */
+  webAction(token: string): string;
   /** Strips the prefix and `queue:` from a queue key, the inverse of {@link Keys.queue}. */
   queueName(queueKey: string): string;
   /** Sidekiq's execution-metrics hash for one time bucket: `j|250214|8:05` (7.x: `j|20250214|8:5`). */
@@ -127,6 +129,7 @@ export function keys(prefix = ""): Keys {
     },
     legacyInflight: (identity, queue) => `${p}edgekiq:inflight:${identity}|${queue}`,
     iteration: (jid) => `${p}it-${jid}`,
+    webAction: (token) => `${p}edgekiq:web:done:${token}`,
     queueName: (queueKey) => queueKey.startsWith(queuePrefix) ? queueKey.slice(queuePrefix.length) : queueKey,
     metrics: (bucket) => `${p}j|${bucket}`,
     histogram: (className, window) => `${p}h|${className}-${window}`,

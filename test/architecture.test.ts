@@ -29,7 +29,7 @@ export const LAYERS: ReadonlyArray<readonly [name: string, pattern: RegExp]> = [
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : name.endsWith(".ts") ? [path] : [];
+    return statSync(path).isDirectory() ? files(path) : /\.tsx?$/.test(name) ? [path] : [];
   });
 }
 

@@ -20,6 +20,7 @@ import { redisAvailable } from "./support/matrix.ts";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "edge-test-token";
 const SECRET = "edge-cron-secret";
+const DASHBOARD_PASSWORD = "edge-dashboard-password";
 
 const skip = runtimeName !== "node"
   ? `miniflare drives workerd from Node; the edge test runs under Node only (this is ${runtimeName})`
@@ -68,7 +69,12 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
       scriptPath: join(dir, "worker.mjs"),
       modulesRoot: dir,
       compatibilityDate: "2025-01-01",
-      bindings: { UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: TOKEN, CRON_SECRET: SECRET },
+      bindings: {
+        UPSTASH_REDIS_REST_URL: gateway.url,
+        UPSTASH_REDIS_REST_TOKEN: TOKEN,
+        CRON_SECRET: SECRET,
+        DASHBOARD_PASSWORD,
+      },
       // Every fetch() the worker makes lands here, in Node: count, then forward to the gateway.
       outboundService: async (request: Request) => {
         const body = await request.text();
@@ -172,6 +178,36 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
     assert.equal((await greetings()).Later, `hello Later (job ${jid})`);
     assert.equal(await redis.call("ZCARD", "schedule"), 0);
     console.log(`edge: tick with 1 promoted job: ${billed.commands - before.commands} billed commands`);
+  });
+
+  it("the dashboard renders in workerd over Upstash, a few billed commands per page", { timeout: 60_000 }, async () => {
+    await redis.call("FLUSHDB");
+    await enqueue("Dash");
+    const basic = { authorization: `Basic ${btoa(`admin:${DASHBOARD_PASSWORD}`)}` };
+    const denied = await mf.dispatchFetch("http://edge.test/jobs/queues");
+    assert.equal(denied.status, 401);
+    await denied.text();
+    const costs: string[] = [];
+    for (const path of ["/jobs", "/jobs/queues", "/jobs/stats"]) {
+      await (await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic })).text(); // loads the script once
+      const before = billed.commands;
+      const res = await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic });
+      const body = await res.text();
+      assert.equal(res.status, 200, `${path}: ${body.slice(0, 300)}`);
+      assert.match(res.headers.get("content-security-policy") ?? "", /script-src 'nonce-/);
+      if (path === "/jobs/queues") {
+        assert.match(body, /href="\/jobs\/queues\/default">default<\/a><\/td><td class="num">1</);
+      }
+      if (path === "/jobs/stats") assert.equal(JSON.parse(body).sidekiq.enqueued, 1);
+      costs.push(`${path} ${billed.commands - before}`);
+    }
+    const asset = /src="(\/jobs\/assets\/uplot-[\w]+\.js)"/.exec(
+      await (await mf.dispatchFetch("http://edge.test/jobs", { headers: basic })).text(),
+    )![1];
+    const script = await mf.dispatchFetch(`http://edge.test${asset}`, { headers: basic });
+    assert.equal(script.status, 200);
+    assert.match(await script.text(), /uPlot/);
+    console.log(`edge: dashboard billed commands per load: ${costs.join(", ")}`);
   });
 
   it("steady state: billed commands per job for a batch of 20", { timeout: 60_000 }, async () => {

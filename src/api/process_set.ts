@@ -10,8 +10,8 @@ import { Process, type ProcessData } from "./worker_process.ts";
 import { invalid } from "./util.ts";
 import { arr, num, str } from "../transport/reply_readers.ts";
 
-/** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads them. */
-const FIELDS = ["info", "busy", "beat", "quiet", "rss", "rtt_us", "concurrency"] as const;
+/** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads (HMGET) and {@link toData} parses them. */
+export const FIELDS = ["info", "busy", "beat", "quiet", "rss", "rtt_us", "concurrency"] as const;
 
 /**
  * The processes registered in `processes` whose heartbeat hash still
@@ -117,7 +117,17 @@ export class ProcessSet implements AsyncIterable<Process> {
   }
 }
 
-function toData(reply: RedisReply): ProcessData | null {
+/**
+ * Parses one process's `HMGET <identity> ...FIELDS` reply; `null` when its
+ * heartbeat has expired (no `info`). Exported so a reader that batches
+ * many processes' HMGETs (the dashboard) parses them the same way.
+ *
+ * @example
+ * ```ts
+ * const data = toData(await transport.call("HMGET", identity, ...FIELDS));
+ * ```
+ */
+export function toData(reply: RedisReply): ProcessData | null {
   const [info, busy, beat, quiet, rss, rttUs, concurrency] = arr(reply);
   const json = str(info);
   if (json === null) return null;

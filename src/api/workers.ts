@@ -7,7 +7,7 @@
  */
 import type { Client } from "../client.ts";
 import { toEpochMs } from "../payload.ts";
-import type { Command } from "../transport/transport.ts";
+import type { Command, RedisReply } from "../transport/transport.ts";
 import { JobRecord } from "./job_record.ts";
 import { arr, num, pairs, str } from "../transport/reply_readers.ts";
 
@@ -71,13 +71,7 @@ export class Workers implements AsyncIterable<Work> {
     const out: Work[] = [];
     identities.forEach((process, i) => {
       if (replies[3 * i] === null) return; // the process is gone
-      const seen = new Set<string>();
-      for (const [slot, value] of [...pairs(replies[3 * i + 1]), ...pairs(replies[3 * i + 2])]) {
-        if (seen.has(slot)) continue;
-        seen.add(slot);
-        const work = toWork(process, slot, str(value));
-        if (work) out.push(work);
-      }
+      out.push(...processWork(process, replies[3 * i + 1], replies[3 * i + 2]));
     });
     return out.sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
   }
@@ -107,6 +101,29 @@ export class Workers implements AsyncIterable<Work> {
     const reply = await this.#client.transport.call("SMEMBERS", this.#client.keys.processes);
     return arr(reply).map((m) => str(m) ?? "").filter((m) => m !== "").sort();
   }
+}
+
+/**
+ * One process's running jobs from its `HGETALL <identity>:work` and
+ * `HGETALL <identity>:workers` replies, each slot once. Exported so a
+ * reader that batches many processes' reads (the dashboard) parses them
+ * the same way.
+ *
+ * @example
+ * ```ts
+ * const jobs = processWork(identity, await t.call("HGETALL", `${identity}:work`), null);
+ * ```
+ */
+export function processWork(process: string, work: RedisReply, legacyWork: RedisReply): Work[] {
+  const out: Work[] = [];
+  const seen = new Set<string>();
+  for (const [slot, value] of [...pairs(work), ...pairs(legacyWork)]) {
+    if (seen.has(slot)) continue;
+    seen.add(slot);
+    const entry = toWork(process, slot, str(value));
+    if (entry) out.push(entry);
+  }
+  return out;
 }
 
 function toWork(process: string, slot: string, json: string | null): Work | null {

@@ -33,7 +33,7 @@ function stripComments(source: string): string {
 export function impureFiles(root: string): string[] {
   return walk(join(root, "src"))
     .map((p) => p.slice(root.length + 1).replace(/\\/g, "/"))
-    .filter((rel) => rel.endsWith(".ts") && !ALLOWED.test(rel))
+    .filter((rel) => /\.tsx?$/.test(rel) && !ALLOWED.test(rel))
     .filter((rel) => IMPURE.test(stripComments(readFileSync(join(root, rel), "utf8"))));
 }
 

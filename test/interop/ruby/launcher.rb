@@ -2,7 +2,8 @@
 # script, as `sidekiq` (the CLI) runs it. Every job it runs, of any class in
 # JOB_CLASSES, is recorded as JSON {runner, jid, class, args, queue, at} with RPUSH
 # to the list RESULT_KEY. Prints {"ready":true,"identity":...} once running;
-# stops on TERM (or after MAX_SECONDS) and prints {"stopped":true}.
+# quiets on TSTP (as the CLI does: a remote quiet arrives as that signal); stops on TERM (or after
+# MAX_SECONDS) and prints {"stopped":true}.
 #
 # env: REDIS_URL, QUEUES (comma list, default "default"), CONCURRENCY (5),
 #      JOB_CLASSES (comma list), RESULT_KEY ("ruby:ran"), JOB_SLEEP_MS (0),
@@ -61,10 +62,17 @@ end
 launcher = Sidekiq::Launcher.new(Sidekiq.options)
 reader, writer = IO.pipe
 %w[TERM INT].each { |sig| trap(sig) { writer.write_nonblock("x") rescue nil } }
+# As the sidekiq CLI: TSTP quiets (a remote `quiet` arrives as this signal, sent by the heartbeat).
+trap("TSTP") { writer.write_nonblock("q") rescue nil }
 launcher.run
 $stdout.puts JSON.generate({ "ready" => true, "identity" => launcher.identity, "pid" => ::Process.pid })
 $stdout.flush
-IO.select([reader], nil, nil, Float(ENV.fetch("MAX_SECONDS", "60")))
+deadline = Time.now + Float(ENV.fetch("MAX_SECONDS", "60"))
+while (left = deadline - Time.now) > 0
+  break unless IO.select([reader], nil, nil, left)
+  break unless reader.read_nonblock(1) == "q"
+  launcher.quiet
+end
 launcher.stop
 $stdout.puts JSON.generate({ "stopped" => true })
 $stdout.flush

@@ -16,10 +16,13 @@ import { type Context, Hono } from "hono";
 import { Client } from "../client.ts";
 import type { ClientMiddleware } from "../client_middleware.ts";
 import { ConfigError } from "../errors.ts";
+import { silentLogger } from "../logger.ts";
 import { describe } from "../payload.ts";
 import { drain, type DrainOptions, type DrainResult } from "../server/drain.ts";
+import { logErrors } from "../server/identity.ts";
 import { pollOnce, type PollResult } from "../server/poller.ts";
 import type { Transport } from "../transport/transport.ts";
+import { equalSecrets } from "./secrets.ts";
 
 /**
  * Who may call the routes: a shared secret sent as `Authorization: Bearer
@@ -110,25 +113,17 @@ export async function verifyBearer(req: Request, secret: string | undefined): Pr
   if (typeof secret !== "string" || secret === "") return false;
   const header = req.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  const given = match ? match[1].trim() : "";
-  const encoder = new TextEncoder();
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(given)),
-    crypto.subtle.digest("SHA-256", encoder.encode(secret)),
-  ]);
-  const x = new Uint8Array(a);
-  const y = new Uint8Array(b);
-  let diff = given === "" ? 1 : 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
-  return diff === 0;
+  return await equalSecrets(match ? match[1].trim() : "", secret);
 }
 
 /**
  * Builds the cron routes as a hono sub-app: mount it with
  * `app.route("/cron", cronRoutes({...}))`. Every route is `POST`, requires
  * `auth`, and answers JSON: `{ poll }`, `{ drain }` or `{ poll, drain }`;
- * 401 `{ error: "unauthorized" }` without valid auth; 500 `{ error }` if
- * Redis fails.
+ * 401 `{ error: "unauthorized" }` without valid auth; 500
+ * `{ error: "internal error" }` if the verifier throws (the detail goes to
+ * `onError`, else the logger, never to the unauthenticated caller); 500
+ * `{ error }` if Redis fails.
  *
  * @example
  * ```ts
@@ -160,15 +155,24 @@ export function cronRoutes<E extends object = Record<string, unknown>>(
   const resolve = (env: E): Transport => typeof transport === "function" ? transport(env) : transport;
 
   const app = new Hono<{ Bindings: E }>();
+  const report = rest.onError ?? logErrors(rest.logger ?? silentLogger);
   app.use("*", async (c, next) => {
-    const ok = typeof auth === "string" ? await verifyBearer(c.req.raw, auth) : await auth(c.req.raw, c.env);
+    let ok: boolean;
+    try {
+      ok = typeof auth === "string" ? await verifyBearer(c.req.raw, auth) : await auth(c.req.raw, c.env);
+    } catch (error) {
+      // The caller is not authenticated yet: what the verifier threw (a key
+      // lookup's URL, a token fragment) is logged, never sent back.
+      report(error, { context: `cron auth ${c.req.path}` });
+      return c.json({ error: "internal error" }, 500);
+    }
     if (ok !== true) {
       return c.json({ error: "unauthorized" }, 401, { "WWW-Authenticate": 'Bearer realm="edgekiq"' });
     }
     await next();
   });
   app.onError((error, c) => {
-    rest.onError?.(error, { context: `cron ${c.req.path}` });
+    report(error, { context: `cron ${c.req.path}` });
     return c.json({ error: error instanceof Error ? error.message : String(error) }, 500);
   });
   app.post("/poll", async (c) => {

@@ -5,7 +5,7 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { ConfigError, createClient, defineJob, memoryTransport, type Transport } from "../mod.ts";
+import { ConfigError, createClient, defineJob, memoryTransport, silentLogger, type Transport } from "../mod.ts";
 import { cronRoutes, pollAndDrain, verifyBearer } from "../src/web/mod.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -83,6 +83,38 @@ describe("web: auth", () => {
     assert.equal(await verifyBearer(req(), SECRET), false);
     assert.equal(await verifyBearer(req("Bearer "), ""), false, "an unset secret never matches");
     assert.equal(await verifyBearer(req(`Bearer ${SECRET}`), undefined), false);
+  });
+
+  it("a verifier that throws gets a generic 500: its message is logged, never sent to the caller", async () => {
+    const reported: Array<[unknown, Record<string, unknown>]> = [];
+    const leaky = cronRoutes({
+      transport: memoryTransport(),
+      jobs: [Work],
+      auth: () => {
+        throw new Error("KV lookup failed for https://kv.internal/?token=hunter2");
+      },
+      onError: (error, context) => reported.push([error, context]),
+    });
+    const res = await leaky.request("/tick", bearer());
+    const body = await res.text();
+    assert.equal(res.status, 500);
+    assert.deepEqual(JSON.parse(body), { error: "internal error" });
+    assert.doesNotMatch(body, /hunter2|kv\.internal|KV lookup/);
+    assert.equal(reported.length, 1);
+    assert.match(String(reported[0][0]), /hunter2/, "the detail reaches onError");
+    assert.equal(reported[0][1].context, "cron auth /tick");
+
+    const lines: string[] = [];
+    const logged = cronRoutes({
+      transport: memoryTransport(),
+      jobs: [Work],
+      auth: () => Promise.reject(new Error("verifier exploded")),
+      logger: { ...silentLogger, error: (message: string) => void lines.push(message) },
+    });
+    const again = await logged.request("/poll", bearer());
+    assert.equal(again.status, 500);
+    assert.deepEqual(await again.json(), { error: "internal error" });
+    assert.match(lines.join("\n"), /verifier exploded/, "without onError the logger gets it");
   });
 
   it("answers 500 JSON when Redis fails, and reports the error", async () => {

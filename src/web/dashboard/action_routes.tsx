@@ -1,0 +1,244 @@
+/**
+ * The dashboard's POST routes: actions on selected jobs, on one job, on
+ * whole sets and queues, and on processes. Every action names exactly what
+ * it acts on (the raw entries, read back by score and jid), so acting twice
+ * on a job that already moved does nothing. Actions on "all" need
+ * `confirm=1` (a confirmation page asks when no script did) and a one-time
+ * token: a replayed form is refused with a notice, not run again.
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { ProcessSet } from "../../api/process_set.ts";
+import { Queue } from "../../api/queue.ts";
+import { SortedEntry } from "../../api/sorted_entry.ts";
+import { JobSet } from "../../api/sorted_set.ts";
+import { num, pairs } from "../../transport/reply_readers.ts";
+import type { Command } from "../../transport/transport.ts";
+import { type EntryAction, JOB_SETS, type JobSetKind, parseEntryKey } from "./job_sets.ts";
+import { ConfirmPage, MessagePage } from "./pages/message.tsx";
+import { queueHref } from "./pages/queues.tsx";
+import { MAX_PAGE_SIZE, ParamError } from "./params.ts";
+import { readBatch } from "./read_batch.ts";
+import { type Ctx, page, redirectWith, type RouteDeps, viewOf } from "./render.ts";
+import { isToken, newToken } from "./token.ts";
+import type { DashboardEnv } from "./view.ts";
+
+/** How long a used "all" token is remembered, seconds. */
+const TOKEN_TTL = 86_400;
+
+type Form = Record<string, string | File | (string | File)[]>;
+
+function field(form: Form, name: string): string | undefined {
+  const value = form[name];
+  const one = Array.isArray(value) ? value[0] : value;
+  return typeof one === "string" ? one : undefined;
+}
+
+function list(form: Form, name: string): string[] {
+  const value = form[name];
+  return (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter((v) =>
+    typeof v === "string"
+  ) as string[];
+}
+
+/**
+ * Runs an "all" action once: asks for confirmation if the form lacks it,
+ * then claims the form's token (SET NX EX); a token already claimed by
+ * another request means a replay, and nothing runs. A failed action frees
+ * its token so the user can try again from the same page.
+ */
+async function onceConfirmed(
+  c: Ctx,
+  deps: RouteDeps,
+  form: Form,
+  step: { question: string; action: string; back: string },
+  run: () => Promise<[notice: string, n: number]>,
+): Promise<Response> {
+  const { question, action, back } = step;
+  const token = field(form, "token");
+  if (!isToken(token)) {
+    throw new ParamError("Cannot run this action as its form has no valid token: reload the page and try again");
+  }
+  const base = c.get("base");
+  if (field(form, "confirm") !== "1") {
+    const fields: Record<string, string> = {};
+    for (const name of ["action", "token", "scope", "asof"]) {
+      const value = field(form, name);
+      if (value !== undefined) fields[name] = value;
+    }
+    return await page(
+      c,
+      <ConfirmPage
+        view={viewOf(c, deps)}
+        question={question}
+        action={base + action}
+        fields={fields}
+        back={base + back}
+      />,
+    );
+  }
+  const client = c.get("client");
+  const key = client.keys.webAction(token);
+  const claim = newToken();
+  const set = await client.transport.call("SET", key, claim, "NX", "EX", TOKEN_TTL);
+  // A lost reply may be resent by the client: the key holding our own claim is still ours.
+  if (set === null && (await client.transport.call("GET", key)) !== claim) return redirectWith(c, back, "already-done");
+  try {
+    const [notice, n] = await run();
+    return redirectWith(c, back, notice, n);
+  } catch (error) {
+    await client.transport.call("DEL", key).catch(() => {});
+    throw error;
+  }
+}
+
+/** The entries named by `<score>-<jid>` keys, read in one script call; missing ones are skipped. */
+async function entriesFor(set: JobSet, keys: readonly string[]): Promise<SortedEntry[]> {
+  if (keys.length > MAX_PAGE_SIZE) {
+    throw new ParamError(`Cannot act on ${keys.length} jobs at once: select at most ${MAX_PAGE_SIZE}`);
+  }
+  const wanted = keys.map(parseEntryKey).filter((k) => k !== null);
+  const replies = await readBatch(
+    set.client.transport,
+    wanted.map((k): Command => ["ZRANGE", set.key, k.score, k.score, "BYSCORE", "WITHSCORES"]),
+  );
+  const out: SortedEntry[] = [];
+  wanted.forEach((k, i) => {
+    const match = pairs(replies[i]).map(([value, score]) => new SortedEntry(set, num(score), value))
+      .find((entry) => entry.jid === k.jid);
+    if (match) out.push(match);
+  });
+  return out;
+}
+
+const DONE: Record<EntryAction, string> = { retry: "retried", enqueue: "enqueued", delete: "deleted", kill: "killed" };
+
+async function actOn(set: JobSet, entries: SortedEntry[], action: EntryAction): Promise<number> {
+  if (entries.length === 0) return 0;
+  let moved: boolean[];
+  if (action === "retry") moved = await set.enqueueEntries(entries, { retry: true });
+  else if (action === "enqueue") moved = await set.enqueueEntries(entries);
+  else if (action === "kill") moved = await set.killEntries(entries);
+  else return num(await set.client.transport.call("ZREM", set.key, ...entries.map((e) => e.value)));
+  return moved.filter(Boolean).length;
+}
+
+function setActions(app: Hono<DashboardEnv>, deps: RouteDeps, kind: JobSetKind): void {
+  const path = `/${kind.section}`;
+  const allowed = new Set<string>(kind.entryActions.map((a) => a.action));
+  const entryAction = (form: Form): EntryAction => {
+    const action = field(form, "action") ?? "";
+    if (!allowed.has(action)) {
+      throw new ParamError(`Cannot act on ${kind.noun}s as 'action' must be one of ${[...allowed].join(", ")}`);
+    }
+    return action as EntryAction;
+  };
+  const open = (c: Ctx) => new JobSet(c.get("client"), kind.set, deps.setOptions);
+
+  app.post(`${path}/all`, async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const button = kind.allActions(0).find((b) => b.value === field(form, "action"));
+    if (!button) throw new ParamError(`Cannot act on all ${kind.noun}s as 'action' is not one this page offers`);
+    const set = open(c);
+    const size = await set.size();
+    const question = kind.allActions(size).find((b) => b.value === button.value)!.confirm;
+    return await onceConfirmed(c, deps, form, { question, action: `${path}/all`, back: path }, async () => {
+      if (button.value === "retry") return ["retried", await set.retryAll()];
+      if (button.value === "kill") return ["killed", await set.killAll()];
+      await set.clear();
+      return ["deleted", size];
+    });
+  });
+  app.post(path, async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const action = entryAction(form);
+    const keys = list(form, "key");
+    if (keys.length === 0) return redirectWith(c, path, "none-selected");
+    const set = open(c);
+    return redirectWith(c, path, DONE[action], await actOn(set, await entriesFor(set, keys), action));
+  });
+  app.post(`${path}/:key`, async (c) => {
+    const action = entryAction(await c.req.parseBody({ all: true }));
+    const set = open(c);
+    const n = await actOn(set, await entriesFor(set, [c.req.param("key")]), action);
+    return n > 0 ? redirectWith(c, path, DONE[action], n) : redirectWith(c, path, "gone");
+  });
+}
+
+/**
+ * Registers the POST routes on the dashboard app.
+ *
+ * @example
+ * ```ts
+ * actionRoutes(app, deps);
+ * ```
+ */
+export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
+  for (const kind of Object.values(JOB_SETS)) setActions(app, deps, kind);
+
+  app.post("/queues/:name", async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    if (field(form, "action") !== "clear") throw new ParamError("Cannot change the queue as 'action' must be clear");
+    const queue = new Queue(c.get("client"), c.req.param("name"));
+    const question = `Delete queue "${queue.name}" and its ${await queue.size()} jobs?`;
+    return await onceConfirmed(
+      c,
+      deps,
+      form,
+      { question, action: queueHref("", queue.name), back: "/queues" },
+      async () => {
+        await queue.clear();
+        return ["cleared", 1];
+      },
+    );
+  });
+
+  app.post("/queues/:name/delete", async (c) => {
+    const value = field(await c.req.parseBody({ all: true }), "value");
+    if (value === undefined) throw new ParamError("Cannot delete the job as the form has no 'value'");
+    const name = c.req.param("name");
+    const gone = !(await new Queue(c.get("client"), name).delete(value));
+    const back = queueHref("", name);
+    return gone ? redirectWith(c, back, "gone") : redirectWith(c, back, "deleted", 1);
+  });
+
+  app.post("/busy", async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const action = field(form, "action");
+    if (action !== "quiet" && action !== "stop") {
+      throw new ParamError("Cannot signal processes as 'action' must be quiet or stop");
+    }
+    const processes = new ProcessSet(c.get("client"));
+    const done = action === "quiet" ? "quieted" : "stopped";
+    if (field(form, "scope") === "all") {
+      // Only the processes the page listed: one started since is left alone.
+      const given = Number(field(form, "asof"));
+      const asof = Number.isFinite(given) ? given : Date.now();
+      const question = `${action === "quiet" ? "Quiet" : "Stop"} all processes?`;
+      return await onceConfirmed(
+        c,
+        deps,
+        form,
+        { question, action: "/busy", back: "/busy" },
+        async () => {
+          const targets = (await processes.list()).filter((p) =>
+            !p.embedded && (p.startedAt === null || !(p.startedAt.getTime() > asof))
+          );
+          await Promise.all(targets.map((p) => (action === "quiet" ? p.quiet() : p.stop())));
+          return [done, targets.length];
+        },
+      );
+    }
+    const identity = field(form, "identity") ?? "";
+    const target = identity ? await processes.find(identity) : null;
+    if (!target) return redirectWith(c, "/busy", "gone");
+    if (target.embedded) {
+      const view = viewOf(c, deps);
+      const message = "That process runs embedded in another program and cannot be quieted or stopped from here.";
+      return await page(c, <MessagePage view={view} heading="Cannot signal" message={message} />, 400);
+    }
+    await (action === "quiet" ? target.quiet() : target.stop());
+    return redirectWith(c, "/busy", done, 1);
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * The dashboard's query and form parameters, parsed with bounds: every
+ * number is checked or clamped and no text is echoed unescaped, so a link
+ * can neither make a page do unbounded work (Sidekiq's CVE-2023-26141 was
+ * an unbounded refresh) nor inject markup (CVE-2024-32887 and the metrics
+ * `period` XSS echoed parameters).
+ *
+ * @module
+ */
+import { EdgekiqError } from "../../errors.ts";
+import { describe } from "../../payload.ts";
+
+/** A request parameter out of bounds: the dashboard answers 400 with this message. */
+export class ParamError extends EdgekiqError {}
+
+/** The history chart's ranges, in days; 180 is the most the dashboard reads. */
+export const HISTORY_DAYS: readonly number[] = [7, 30, 90, 180];
+/** The most rows a page lists. */
+export const MAX_PAGE_SIZE = 100;
+/** Rows per page unless `count` says otherwise. */
+export const DEFAULT_PAGE_SIZE = 25;
+/** The live poll's bounds and default, seconds. */
+export const LIVE_INTERVAL = { min: 2, max: 20, default: 5 } as const;
+/** The longest `substr` filter accepted. */
+export const MAX_FILTER_LENGTH = 200;
+
+function rule(name: string, text: string, value: unknown): ParamError {
+  return new ParamError(`Cannot show this page as '${name}' must be ${text}: current value is ${describe(value)}`);
+}
+
+function wholeNumber(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  return /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+}
+
+/**
+ * `days` for the history chart: a whole number from 1 to 180 (default 30).
+ *
+ * @example
+ * ```ts
+ * historyDays("90"); // 90
+ * historyDays("1000"); // throws ParamError
+ * ```
+ */
+export function historyDays(raw: string | undefined): number {
+  const days = wholeNumber(raw) ?? 30;
+  if (!(days >= 1 && days <= 180)) throw rule("days", "a whole number from 1 to 180", raw);
+  return days;
+}
+
+/**
+ * `page` (1-based) and `count` (rows, capped at {@link MAX_PAGE_SIZE}).
+ *
+ * @example
+ * ```ts
+ * paging("2", "500"); // { page: 2, count: 100, start: 100 }
+ * ```
+ */
+export function paging(rawPage: string | undefined, rawCount: string | undefined): {
+  page: number;
+  count: number;
+  start: number;
+} {
+  const page = wholeNumber(rawPage) ?? 1;
+  if (!(page >= 1 && page <= 1_000_000)) throw rule("page", "a whole number from 1 to 1,000,000", rawPage);
+  const asked = wholeNumber(rawCount) ?? DEFAULT_PAGE_SIZE;
+  if (!(asked >= 1)) throw rule("count", `a whole number from 1 to ${MAX_PAGE_SIZE}`, rawCount);
+  const count = Math.min(asked, MAX_PAGE_SIZE);
+  return { page, count, start: (page - 1) * count };
+}
+
+/**
+ * The live poll interval in seconds, clamped to 2–20 (default 5).
+ *
+ * @example
+ * ```ts
+ * liveInterval("0.01"); // 2
+ * ```
+ */
+export function liveInterval(raw: string | undefined): number {
+  const n = raw === undefined || raw === "" ? NaN : Number(raw);
+  if (!Number.isFinite(n)) return LIVE_INTERVAL.default;
+  return Math.min(LIVE_INTERVAL.max, Math.max(LIVE_INTERVAL.min, Math.round(n)));
+}
+
+/**
+ * The `substr` filter: trimmed, at most {@link MAX_FILTER_LENGTH} characters; `""` when absent.
+ *
+ * @example
+ * ```ts
+ * filterText(" HardJob "); // "HardJob"
+ * ```
+ */
+export function filterText(raw: string | undefined): string {
+  const text = (raw ?? "").trim();
+  if (text.length > MAX_FILTER_LENGTH) throw rule("substr", `at most ${MAX_FILTER_LENGTH} characters`, text);
+  return text;
+}
+
+/**
+ * A list's sort order: `asc` or `desc`, else `fallback`.
+ *
+ * @example
+ * ```ts
+ * sortOrder("desc", "asc"); // "desc"
+ * ```
+ */
+export function sortOrder(raw: string | undefined, fallback: "asc" | "desc"): "asc" | "desc" {
+  return raw === "asc" || raw === "desc" ? raw : fallback;
+}

@@ -1,0 +1,127 @@
+/**
+ * What every dashboard page shows in its header (Sidekiq's `Stats`), plus,
+ * on request, each live process with its running jobs and each queue's
+ * latency: in two round trips and three billed commands whatever the size
+ * of the fleet (SMEMBERS of `processes` and `queues`, then one
+ * {@link readBatch} script over every key they name).
+ *
+ * @module
+ */
+import { enqueuedLatency } from "../../api/job_record.ts";
+import { FIELDS, toData } from "../../api/process_set.ts";
+import type { StatsSnapshot } from "../../api/stats.ts";
+import { arr, num, str } from "../../transport/reply_readers.ts";
+import { Process } from "../../api/worker_process.ts";
+import { processWork, type Work } from "../../api/workers.ts";
+import type { Client } from "../../client.ts";
+import type { Command } from "../../transport/transport.ts";
+import { readBatch } from "./read_batch.ts";
+
+/** One queue's row on the Queues page. */
+export interface QueueRow {
+  /** The queue name. */
+  name: string;
+  /** Jobs waiting. */
+  size: number;
+  /** Seconds the oldest job has waited (0 unless latencies were asked for). */
+  latency: number;
+}
+
+/** What {@link loadSnapshot} read. */
+export interface Snapshot {
+  /** The counters, as `Stats.fetch()` reports them. */
+  stats: StatsSnapshot;
+  /** Live processes by identity (only with `processes: true`). */
+  processes: Process[];
+  /** Running jobs, oldest first (only with `processes: true`). */
+  work: Work[];
+  /** Every known queue, by name. */
+  queues: QueueRow[];
+}
+
+/** What to read beyond the counters. */
+export interface SnapshotOptions {
+  /** Each live process's heartbeat and running jobs. */
+  processes?: boolean;
+  /** Each queue's oldest job, for its latency. */
+  latencies?: boolean;
+}
+
+/**
+ * Reads the counters and, optionally, processes and queue latencies.
+ *
+ * @example
+ * ```ts
+ * const { stats, processes } = await loadSnapshot(client, { processes: true });
+ * ```
+ */
+export async function loadSnapshot(client: Client, options: SnapshotOptions = {}): Promise<Snapshot> {
+  const k = client.keys;
+  const [idsReply, namesReply] = await client.transport.pipeline([["SMEMBERS", k.processes], [
+    "SMEMBERS",
+    k.queues,
+  ]]);
+  const ids = members(idsReply);
+  const names = members(namesReply);
+  const perProcess = options.processes ? 3 : 1;
+  const perQueue = options.latencies ? 2 : 1;
+  const commands: Command[] = [
+    ["GET", k.stat("processed")],
+    ["GET", k.stat("failed")],
+    ["ZCARD", k.schedule],
+    ["ZCARD", k.retry],
+    ["ZCARD", k.dead],
+    ["LINDEX", k.queue("default"), -1],
+  ];
+  for (const id of ids) {
+    if (options.processes) {
+      commands.push(["HMGET", k.process(id), ...FIELDS], ["HGETALL", k.work(id)], ["HGETALL", k.legacyWork(id)]);
+    } else commands.push(["HGET", k.process(id), "busy"]);
+  }
+  for (const name of names) {
+    commands.push(["LLEN", k.queue(name)]);
+    if (options.latencies) commands.push(["LINDEX", k.queue(name), -1]);
+  }
+  const replies = await readBatch(client.transport, commands);
+  const [processed, failed, scheduled, retries, dead, oldest] = replies;
+
+  const processes: Process[] = [];
+  const work: Work[] = [];
+  let busy = 0;
+  ids.forEach((id, i) => {
+    const at = 6 + i * perProcess;
+    if (!options.processes) return void (busy += num(replies[at]));
+    const data = toData(replies[at]);
+    if (!data) return; // its heartbeat expired: the process is gone
+    busy += data.busy;
+    processes.push(new Process(client, id, data));
+    work.push(...processWork(id, replies[at + 1], replies[at + 2]));
+  });
+  const queueStart = 6 + ids.length * perProcess;
+  const queues = names.map((name, i): QueueRow => {
+    const at = queueStart + i * perQueue;
+    return { name, size: num(replies[at]), latency: options.latencies ? enqueuedLatency(str(replies[at + 1])) : 0 };
+  });
+  const bySize = [...queues].sort((a, b) => b.size - a.size || (a.name < b.name ? -1 : 1));
+  return {
+    stats: {
+      processed: num(processed),
+      failed: num(failed),
+      enqueued: queues.reduce((sum, q) => sum + q.size, 0),
+      scheduledSize: num(scheduled),
+      retrySize: num(retries),
+      deadSize: num(dead),
+      processesSize: ids.length,
+      workersSize: busy,
+      defaultQueueLatency: enqueuedLatency(str(oldest)),
+      queues: Object.fromEntries(bySize.map((q) => [q.name, q.size])),
+    },
+    processes,
+    work: work.sort((a, b) => a.runAt.getTime() - b.runAt.getTime()),
+    queues,
+  };
+}
+
+function members(reply: Parameters<typeof arr>[0]): string[] {
+  return arr(reply).map((m) => str(m) ?? "").filter((m) => m !== "").sort();
+}

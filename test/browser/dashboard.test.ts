@@ -1,0 +1,362 @@
+/**
+ * The dashboard in a real browser: playwright-core drives Debian's
+ * chromium (headless) against the dashboard served by a real HTTP server
+ * (node:http) over a private redis-server, with an edgekiq worker running.
+ * Every page loads without a console error or CSP violation; the live chart
+ * advances as jobs run; Retry on a failed job makes it run; Quiet reaches a
+ * process; bulk and "all" deletes work (the latter after a confirm dialog,
+ * or a confirmation page without JavaScript); the Live Poll toggle
+ * refreshes a list in place; a poll interval forced below 2 s in
+ * localStorage is still 2 s, and a hidden tab does not poll; a form posted
+ * from another origin is refused.
+ *
+ * Node only (playwright-core drives the browser from Node). Skips loudly
+ * without chromium; fails instead under CI=true. Screenshots of the
+ * Dashboard, Busy, Retries and a job go to $EDGEKIQ_SCREENSHOTS if set
+ * (docs/screenshots for the README), else to a temporary directory.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { Hono } from "hono";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
+import { dashboard, verifyBasic } from "../../src/web/mod.ts";
+import { runtimeName } from "../support/child.ts";
+import { redisAvailable, waitFor } from "../support/matrix.ts";
+import { serve, type Served } from "../support/serve.ts";
+import { testWorker } from "../support/worker.ts";
+import { seedShowcase } from "./seed.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARGS = [
+  "--no-sandbox",
+  "--headless",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+const USER = { username: "ops", password: "browser-test-secret" };
+
+function skipReason(): string | false {
+  if (runtimeName !== "node") return `playwright-core drives the browser from Node; this is ${runtimeName}`;
+  if (!existsSync(CHROMIUM)) {
+    if (process.env.CI === "true") throw new Error(`CI=true but there is no chromium at ${CHROMIUM}`);
+    console.error(`SKIP: no chromium at ${CHROMIUM} (apt-get install chromium) — browser tests skipped`);
+    return "no chromium";
+  }
+  return !redisAvailable() && "no redis";
+}
+const skip = skipReason();
+const SLOW = { timeout: 60_000 };
+
+describe("dashboard in chromium", { skip }, () => {
+  let server: { url: string; stop(): Promise<void> } | null;
+  let transport: Transport;
+  let served: Served;
+  let evil: Served;
+  let browser: Browser;
+  let context: BrowserContext;
+  let base: string;
+  let shots: string;
+  let release!: () => void;
+  const workers: Worker[] = [];
+  const problems: string[] = [];
+
+  const Work = defineJob({
+    name: "SendInvoiceEmail",
+    perform: async (ctx, _account: number) => void (await transport.call("RPUSH", "ran", ctx.jid)),
+  });
+  const Flaky = defineJob({
+    name: "SyncStripeCharges",
+    retry: 5,
+    backtrace: 8,
+    perform: async (ctx, _customer: string) => {
+      if ((await transport.call("GET", "mode")) === "fail") {
+        throw new Error("Stripe API timed out after 30s (HTTP 504)");
+      }
+      await transport.call("RPUSH", "ran", ctx.jid);
+    },
+  });
+  let gate: Promise<void>;
+  const Slow = defineJob({ name: "GenerateMonthlyReport", perform: (_ctx, _month: string) => gate });
+
+  async function open(path: string, ctx: BrowserContext = context): Promise<Page> {
+    const page = await ctx.newPage();
+    page.on("console", (m) => m.type() === "error" && problems.push(`${path}: console: ${m.text()}`));
+    page.on("pageerror", (e) => problems.push(`${path}: page error: ${e.message}`));
+    const res = await page.goto(`${base}${path}`);
+    assert.equal(res?.status(), 200, path);
+    await page.waitForLoadState("load");
+    return page;
+  }
+  const shot = (page: Page, name: string, fullPage = false) =>
+    page.screenshot({ path: join(shots, `${name}.png`), fullPage });
+
+  before(async () => {
+    const { testRedis } = await import("../support/redis.ts");
+    const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
+    server = await testRedis();
+    transport = ioredisTransport({ url: server!.url });
+    gate = new Promise<void>((r) => (release = r));
+    const app = new Hono().route(
+      "/admin/jobs",
+      dashboard({ transport, auth: (c) => verifyBasic(c.req.raw, USER.username, USER.password) }),
+    );
+    served = await serve((req) => app.fetch(req));
+    base = `${served.url}/admin/jobs`;
+    // Another origin (localhost, not 127.0.0.1): its page posts a form to the dashboard.
+    const attack = `<!doctype html><form id="f" method="post" action="${base}/dead/all">` +
+      `<input name="action" value="delete"><input name="token" value="AAAAAAAAAAAAAAAAAAAAAA">` +
+      `<input name="confirm" value="1"></form><script>document.getElementById("f").submit()</script>`;
+    evil = await serve(() => new Response(attack, { headers: { "content-type": "text/html" } }));
+    shots = process.env.EDGEKIQ_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "edgekiq-shots-"));
+    mkdirSync(shots, { recursive: true });
+
+    await seedShowcase(transport);
+    const worker = testWorker(transport, {
+      jobs: [Work, Flaky, Slow],
+      concurrency: 5,
+      heartbeatInterval: 0.5,
+      tag: "web-1",
+      labels: ["blue", "eu-west"],
+    });
+    workers.push(worker);
+    await worker.run();
+
+    const { chromium } = await import("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 30_000 });
+    context = await browser.newContext({ httpCredentials: USER, viewport: { width: 1280, height: 860 } });
+  });
+
+  after(async () => {
+    release?.();
+    await Promise.allSettled(workers.map((w) => w.stop()));
+    await context?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await served?.stop();
+    await evil?.stop();
+    await transport?.close();
+    await server?.stop();
+    if (!process.env.EDGEKIQ_SCREENSHOTS && shots) rmSync(shots, { recursive: true, force: true });
+  });
+
+  it("every page loads without console errors or CSP violations", SLOW, async () => {
+    await createClient({ transport }).push(Slow, ["2024-05"]);
+    await createClient({ transport }).push(Slow, ["2024-06"]);
+    await waitFor(async () => (await transport.call("HGET", workers[0].identity, "busy")) === "2", "two jobs running");
+    const [, score] = (await transport.call("ZRANGE", "retry", 0, 0, "WITHSCORES")) as string[];
+    const jobPath = `/retries/${Number(score)}-0a1b2c3d4e5f60718293a4b0`;
+    for (const path of ["", "/busy", "/queues", "/queues/webhooks", "/retries", "/scheduled", "/dead", jobPath]) {
+      const page = await open(path);
+      assert.ok(await page.locator("main").isVisible(), path);
+      if (path === "") {
+        await page.waitForSelector("#history-chart canvas");
+        await page.waitForSelector("#live-chart canvas");
+      }
+      const name = { "": "dashboard", "/busy": "busy", "/retries": "retries", [jobPath]: "job" }[path];
+      if (name && name !== "dashboard") await shot(page, name, name === "job");
+      await page.close();
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it("the live chart advances when jobs run, and the counters follow", SLOW, async () => {
+    const page = await open("/?interval=2");
+    await page.waitForSelector("#live-chart canvas");
+    const initial = Number((await page.textContent('.cards [data-stat="processed"]'))!.replace(/,/g, ""));
+    const client = createClient({ transport });
+    const ran = Number(await transport.call("LLEN", "ran"));
+    // Bursts of jobs over ~14 s: the chart plots what ran in each 2 s poll.
+    const bursts = [15, 40, 25, 60, 35, 80, 45];
+    for (const n of bursts) {
+      await client.pushBulk(Work, Array.from({ length: n }, (_, j) => [j]));
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    const total = bursts.reduce((a, b) => a + b, 0);
+    await waitFor(async () => Number(await transport.call("LLEN", "ran")) >= ran + total, "jobs ran");
+    await page.waitForFunction(
+      (t) => Number(document.getElementById("live-chart")!.getAttribute("data-processed")) >= t,
+      total,
+      { timeout: 20_000 },
+    );
+    const points = Number(await page.getAttribute("#live-chart", "data-points"));
+    assert.ok(points >= 6, `${points} points plotted`);
+    // The counters follow /stats: the card reaches the flushed total without a reload.
+    const flushed = Number(await transport.call("GET", "stat:processed"));
+    await page.waitForFunction(
+      (t) => Number(document.querySelector('.cards [data-stat="processed"]')!.textContent!.replace(/,/g, "")) >= t,
+      flushed,
+      { timeout: 10_000 },
+    );
+    assert.ok(flushed > initial, `${flushed} > ${initial}`);
+    await shot(page, "dashboard", true);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("clicking Retry on a failed job makes it run", SLOW, async () => {
+    await transport.call("SET", "mode", "fail");
+    const jid = (await createClient({ transport }).push(Flaky, ["cus_9f2a"]))!;
+    await waitFor(
+      async () => ((await transport.call("ZRANGE", "retry", 0, -1)) as string[]).some((r) => r.includes(jid)),
+      "the failure in the retry set",
+    );
+    await transport.call("SET", "mode", "ok");
+    const page = await open("/retries");
+    await page.click(`a[href*="${jid}"] >> nth=-1`);
+    await page.waitForURL(new RegExp(`${jid}$`));
+    assert.match(await page.textContent("main") ?? "", /Stripe API timed out after 30s/);
+    assert.match(await page.textContent("main") ?? "", /dashboard\.test\.ts/, "the backtrace is shown");
+    await page.click('button[value="retry"]');
+    await page.waitForURL(/notice=retried/);
+    assert.match(await page.textContent(".notice") ?? "", /Retried 1 job/);
+    await waitFor(
+      async () => ((await transport.call("LRANGE", "ran", 0, -1)) as string[]).includes(jid),
+      "the retried job ran",
+    );
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("Quiet on the Busy page reaches the process", SLOW, async () => {
+    const extra = testWorker(transport, { jobs: [Work], heartbeatInterval: 0.3, tag: "batch-2" });
+    workers.push(extra);
+    await extra.run();
+    await waitFor(async () => (await transport.call("HGET", extra.identity, "info")) !== null, "its heartbeat");
+    const page = await open("/busy");
+    const row = page.locator("tr", { hasText: extra.identity });
+    await row.locator('button[value="quiet"]').click();
+    await page.waitForURL(/notice=quieted/);
+    await waitFor(async () => (await transport.call("HGET", extra.identity, "quiet")) === "true", "quiet");
+    await page.reload();
+    assert.equal(await page.locator("tr", { hasText: extra.identity }).locator(".status.quiet").count(), 1);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("bulk delete of selected rows; delete all after the confirm dialog", SLOW, async () => {
+    const now = Date.now() / 1000;
+    for (let i = 0; i < 5; i++) {
+      await transport.call(
+        "ZADD",
+        "dead",
+        now - i,
+        JSON.stringify({ class: "Gone", args: [i], jid: `dead${i}`, queue: "default" }),
+      );
+    }
+    const page = await open("/dead");
+    assert.equal(await page.locator('input[name="key"]').count(), 5);
+    await page.check("[data-select-all]");
+    await page.click('.bar button[value="delete"]');
+    await page.waitForURL(/notice=deleted/);
+    assert.match(await page.textContent(".notice") ?? "", /Deleted 5 jobs/);
+    assert.equal(await transport.call("ZCARD", "dead"), 0);
+
+    for (let i = 0; i < 3; i++) {
+      await transport.call(
+        "ZADD",
+        "dead",
+        now - i,
+        JSON.stringify({ class: "Gone", args: [i], jid: `again${i}`, queue: "default" }),
+      );
+    }
+    await page.goto(`${base}/dead`);
+    page.once("dialog", (d) => void d.dismiss());
+    await page.click('button[value="delete"][data-confirm]');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await transport.call("ZCARD", "dead"), 3, "dismissed: nothing deleted");
+    page.once("dialog", (d) => {
+      assert.match(d.message(), /Delete all 3 dead jobs\?/);
+      void d.accept();
+    });
+    await page.click('button[value="delete"][data-confirm]');
+    await page.waitForURL(/notice=deleted/);
+    assert.equal(await transport.call("ZCARD", "dead"), 0);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("without JavaScript, delete all asks on a confirmation page", SLOW, async () => {
+    await transport.call(
+      "ZADD",
+      "dead",
+      Date.now() / 1000,
+      JSON.stringify({ class: "Gone", args: [], jid: "nojs", queue: "q" }),
+    );
+    const noJs = await browser.newContext({ httpCredentials: USER, javaScriptEnabled: false });
+    try {
+      const page = await open("/dead", noJs);
+      await page.click('button[value="delete"][data-confirm]');
+      assert.match(await page.textContent("main") ?? "", /Are you sure\?.*Delete all 1 dead job\?/s);
+      assert.equal(await transport.call("ZCARD", "dead"), 1);
+      await page.click("text=Yes, do it");
+      await page.waitForURL(/notice=deleted/);
+      assert.equal(await transport.call("ZCARD", "dead"), 0);
+    } finally {
+      await noJs.close();
+    }
+  });
+
+  it("the Live Poll toggle refreshes a list in place", SLOW, async () => {
+    const page = await open("/scheduled?interval=2");
+    const before = await page.locator('input[name="key"]').count();
+    await page.click("#live-toggle");
+    assert.equal(await page.getAttribute("#live-toggle", "aria-pressed"), "true");
+    await createClient({ transport }).push(Work, [42], { in: 9000 });
+    await page.waitForFunction((n) => document.querySelectorAll('input[name="key"]').length === n + 1, before, {
+      timeout: 10_000,
+    });
+    await page.click("#live-toggle"); // off again, for the other tests' pages
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("a poll interval forced below 2 s in localStorage still polls every 2 s", SLOW, async () => {
+    const page = await context.newPage();
+    await page.addInitScript(() => localStorage.setItem("edgekiq.interval", "0.01"));
+    let polls = 0;
+    page.on("request", (r) => void (r.url().endsWith("/admin/jobs/stats") && polls++));
+    await page.goto(`${base}/`);
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.ok(polls >= 2 && polls <= 4, `${polls} polls in 5 s`);
+    assert.equal(await page.inputValue("#interval"), "2");
+    // A hidden tab stops polling; showing it again resumes at once.
+    const visibility = (hidden: boolean) =>
+      page.evaluate((h) => {
+        Object.defineProperty(document, "hidden", { value: h, configurable: true });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await visibility(true);
+    const whileHidden = polls;
+    await new Promise((r) => setTimeout(r, 4_500));
+    assert.equal(polls, whileHidden, "no polls while hidden");
+    await visibility(false);
+    await waitFor(() => polls > whileHidden, "a poll on return", 3_000);
+    await page.close();
+  });
+
+  it("a form posted from another origin is refused (403) and changes nothing", SLOW, async () => {
+    await transport.call(
+      "ZADD",
+      "dead",
+      Date.now() / 1000,
+      JSON.stringify({ class: "Keep", args: [], jid: "keep", queue: "q" }),
+    );
+    const page = await context.newPage();
+    const refused = page.waitForResponse((r) => r.url() === `${base}/dead/all`);
+    await page.goto(`http://localhost:${evil.port}/`);
+    const res = await refused;
+    assert.equal(res.status(), 403);
+    assert.equal(res.request().headers()["sec-fetch-site"] ?? "cross-site", "cross-site");
+    await page.waitForLoadState("load");
+    assert.match(await page.textContent("main") ?? "", /cross-site request refused/);
+    assert.equal(await transport.call("ZCARD", "dead"), 1);
+    await page.close();
+  });
+});
