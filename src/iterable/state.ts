@@ -1,0 +1,156 @@
+/**
+ * An iterable job's saved state: Sidekiq's `it-<jid>` hash, field for field,
+ * so Sidekiq 8.1's Busy and Retries pages and Ruby's `cancel!` work on
+ * edgekiq jobs and the other way round.
+ *
+ * Fields, as `lib/sidekiq/job/iterable.rb` writes them:
+ * - `ex`: executions, how many runs have started (an integer).
+ * - `c`: the cursor, as JSON (`Sidekiq.dump_json`; `null` before any item).
+ * - `rt`: seconds spent iterating, a Ruby Float's text (`12.5`, `0.0`, `1.0e-05`).
+ * - `cancelled`: epoch seconds when `cancel!` was first called (an integer).
+ *
+ * The hash expires 30 days after its first write (`EXPIRE ... NX`: later
+ * writes never extend it), long enough to outlive any retry schedule.
+ *
+ * @module
+ */
+import { IterationError } from "../errors.ts";
+import { sanitize } from "../sanitize.ts";
+import { defineScript, type ScriptRedis } from "../transport/script.ts";
+import type { RedisReply, Transport } from "../transport/transport.ts";
+
+/** Sidekiq's `STATE_TTL`: one month, in seconds. */
+export const STATE_TTL = 30 * 24 * 60 * 60;
+
+/** What `it-<jid>` holds, read back. */
+export interface IterationState {
+  /** How many runs have started (Sidekiq's `executions`). */
+  executions: number;
+  /**
+   * The saved cursor (`null` before the first item). When the stored text is
+   * not JSON (another writer), the text itself, as Sidekiq's API shows it.
+   */
+  cursor: unknown;
+  /** Seconds spent iterating so far. */
+  runtime: number;
+  /** Epoch seconds when the job was cancelled, if it was. */
+  cancelled: number | undefined;
+}
+
+/**
+ * Reads an HGETALL reply (flat `[field, value, ...]`) as Sidekiq's
+ * `IterableJobQuery` does: undefined when the hash is empty or absent, and a
+ * cursor that is not JSON kept as its text.
+ *
+ * @example
+ * ```ts
+ * parseState(["ex", "2", "c", "40", "rt", "3.5"]); // { executions: 2, cursor: 40, runtime: 3.5, cancelled: undefined }
+ * ```
+ */
+export function parseState(flat: RedisReply): IterationState | undefined {
+  return decode(flat, (text) => text);
+}
+
+/**
+ * Reads the state to resume from: one HGETALL (which also carries the
+ * `cancelled` flag, read separately in Sidekiq). Throws an `IterationError`
+ * when the saved cursor is not JSON: the job cannot know where to resume, so
+ * it fails (and retries) instead of starting over.
+ *
+ * @example
+ * ```ts
+ * const state = await loadState(transport, keys().iteration(jid));
+ * ```
+ */
+export async function loadState(transport: Transport, key: string): Promise<IterationState | undefined> {
+  return decode(await transport.call("HGETALL", key), (text, error) => {
+    throw new IterationError(
+      `Cannot resume iterable job from ${sanitize(key)} as its cursor is not JSON: current value is ${
+        sanitize(text, 100)
+      }`,
+      { cause: error },
+    );
+  });
+}
+
+function decode(flat: RedisReply, unreadable: (text: string, error: unknown) => unknown): IterationState | undefined {
+  if (!Array.isArray(flat) || flat.length === 0) return undefined;
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(String(flat[i]), String(flat[i + 1]));
+  const c = fields.get("c");
+  let cursor: unknown = null;
+  if (c !== undefined) {
+    try {
+      cursor = JSON.parse(c);
+    } catch (error) {
+      cursor = unreadable(c, error);
+    }
+  }
+  const cancelled = fields.get("cancelled");
+  return {
+    executions: Number.parseInt(fields.get("ex") ?? "0", 10) || 0,
+    cursor,
+    runtime: Number.parseFloat(fields.get("rt") ?? "0") || 0,
+    cancelled: cancelled === undefined ? undefined : cancelledAt(cancelled) ?? undefined,
+  };
+}
+
+/**
+ * A number as Ruby's `Float#to_s` writes it, which is what Sidekiq stores
+ * in `rt`: always a decimal point (`5.0`), and exponent form below 1e-4 or
+ * from 1e16 (`1.0e-05`, `1.0e+16`). Both languages pick the same shortest
+ * digits; only the layout differs.
+ *
+ * @example
+ * ```ts
+ * rubyFloat(5); // "5.0"
+ * rubyFloat(0.00001); // "1.0e-05"
+ * ```
+ */
+export function rubyFloat(value: number): string {
+  if (!Number.isFinite(value)) return value > 0 ? "Infinity" : value < 0 ? "-Infinity" : "NaN";
+  const [mantissa, exp] = value.toExponential().split("e");
+  const sign = mantissa.startsWith("-") ? "-" : "";
+  const digits = mantissa.replace("-", "").replace(".", "");
+  const e = Number(exp);
+  const point = e + 1; // digits before the decimal point
+  if (point < -3 || point > 16) {
+    return `${sign}${digits[0]}.${digits.slice(1) || "0"}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  }
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}.0`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/**
+ * Sidekiq's `flush_state` in one call: HSET `ex`, `c`, `rt`; EXPIRE NX
+ * (written as a TTL check, so Redis 6 runs it too); HGET `cancelled`. Safe
+ * to send again: it writes the same values and never extends the TTL.
+ *
+ * KEYS: `it-<jid>`.
+ * ARGV: executions, cursor JSON, runtime text, TTL seconds.
+ * Returns the `cancelled` field (epoch seconds) or null.
+ */
+export const FLUSH_STATE = defineScript<number | null>({
+  name: "iterationFlush",
+  keys: ["it-<jid>"],
+  argv: ["executions", "cursorJson", "runtime", "ttl"],
+  lua: `
+redis.call("HSET", KEYS[1], "ex", ARGV[1], "c", ARGV[2], "rt", ARGV[3])
+if redis.call("TTL", KEYS[1]) == -1 then redis.call("EXPIRE", KEYS[1], ARGV[4]) end
+return redis.call("HGET", KEYS[1], "cancelled")
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    redis.call("HSET", keys[0], "ex", argv[0], "c", argv[1], "rt", argv[2]);
+    if (redis.call("TTL", keys[0]) === -1) redis.call("EXPIRE", keys[0], argv[3]);
+    return redis.call("HGET", keys[0], "cancelled");
+  },
+  decode: cancelledAt,
+});
+
+/** The `cancelled` field as epoch seconds (null when unset). */
+export function cancelledAt(reply: RedisReply): number | null {
+  if (reply === null || reply === undefined) return null;
+  const n = Number.parseInt(String(reply), 10);
+  return Number.isFinite(n) ? n : 0;
+}
