@@ -56,7 +56,14 @@ describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no r
     const child = spawnFixture("iterable-worker.ts", { EDGEKIQ_TEST_URL: server!.url, ITEM_MS: "10" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = "5eed0000000000000000000a";
-    const raw = JSON.stringify({ class: "Sweep", args: [ITEMS], queue: "default", jid, retry: true, enqueued_at: 1.5e9 });
+    const raw = JSON.stringify({
+      class: "Sweep",
+      args: [ITEMS],
+      queue: "default",
+      jid,
+      retry: true,
+      enqueued_at: 1.5e9,
+    });
     await redis.call("LPUSH", "queue:default", raw);
     await waitFor(async () => (await done()).length >= 20, "20 items in the child");
     child.signal("SIGTERM");
@@ -65,7 +72,11 @@ describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no r
     const before = await done();
     assert.equal(Number(stoppedAt), before.length, "the cursor is right after the last item done");
     assert.equal(await redis.call("HGET", `it-${jid}`, "c"), stoppedAt, "and that is what it saved");
-    assert.deepEqual(await redis.call("LRANGE", "queue:default", 0, -1), [raw], "back as pushed: same jid, no retry_count");
+    assert.deepEqual(
+      await redis.call("LRANGE", "queue:default", 0, -1),
+      [raw],
+      "back as pushed: same jid, no retry_count",
+    );
     assert.equal(await heldCount(redis, identity), 0);
 
     await finishHere(jid, false);

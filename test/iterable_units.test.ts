@@ -10,10 +10,10 @@ import {
   defineIterableJob,
   Discard,
   Interrupt,
-  IterationError,
   iterateArray,
   iterateKeyset,
   iterateRange,
+  IterationError,
   JobArgsError,
 } from "../mod.ts";
 import { iterationStates } from "../src/api/mod.ts";
@@ -75,7 +75,9 @@ describe("iteration state", () => {
       [0.0001, "0.0001"],
       [0.00001, "1.0e-05"],
       [2.5e-7, "2.5e-07"],
-      [1e15, "1000000000000000.0"],
+      [1e14, "100000000000000.0"],
+      [999999999999999.9, "999999999999999.9"],
+      [1e15, "1.0e+15"],
       [1e16, "1.0e+16"],
       [12345678.9, "12345678.9"],
     ];
@@ -99,7 +101,10 @@ describe("iteration state", () => {
     assert.equal(parseState(["c", "not json"])?.cursor, "not json");
     const t = createTestHarness({ jobs: [] });
     await t.transport.call("HSET", "it-x", "c", "not json");
-    await assert.rejects(loadState(t.transport, "it-x"), /Cannot resume iterable job from it-x as its cursor is not JSON/);
+    await assert.rejects(
+      loadState(t.transport, "it-x"),
+      /Cannot resume iterable job from it-x as its cursor is not JSON/,
+    );
   });
 
   it("never extends the TTL once set (Sidekiq's EXPIRE NX), and iterationStates reads many jids at once", async () => {
@@ -236,11 +241,15 @@ describe("stepping iterable jobs in the test harness", () => {
     });
     const t = createTestHarness({ jobs: [Bad, Dated] });
     await Bad.performAsync(t.client);
-    await assert.rejects(t.step(), /Cannot iterate Bad as 'each' must yield \[item, cursor\] pairs: current value is 1/);
+    await assert.rejects(
+      t.step(),
+      /Cannot iterate Bad as 'each' must yield \[item, cursor\] pairs: current value is 1/,
+    );
     await Dated.performAsync(t.client);
     await assert.rejects(
       t.step({ items: 1 }),
-      (e: Error) => e instanceof IterationError && /Cannot save the cursor of Dated as cursor is a Date/.test(e.message),
+      (e: Error) =>
+        e instanceof IterationError && /Cannot save the cursor of Dated as cursor is a Date/.test(e.message),
     );
   });
 });

@@ -98,7 +98,7 @@ function decode(flat: RedisReply, unreadable: (text: string, error: unknown) => 
 /**
  * A number as Ruby's `Float#to_s` writes it, which is what Sidekiq stores
  * in `rt`: always a decimal point (`5.0`), and exponent form below 1e-4 or
- * from 1e16 (`1.0e-05`, `1.0e+16`). Both languages pick the same shortest
+ * from 1e15 (`1.0e-05`, `1.0e+15`). Both languages pick the same shortest
  * digits; only the layout differs.
  *
  * @example
@@ -114,7 +114,7 @@ export function rubyFloat(value: number): string {
   const digits = mantissa.replace("-", "").replace(".", "");
   const e = Number(exp);
   const point = e + 1; // digits before the decimal point
-  if (point < -3 || point > 16) {
+  if (point < -3 || point > 15) {
     return `${sign}${digits[0]}.${digits.slice(1) || "0"}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
   }
   if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
