@@ -69,6 +69,7 @@ export type { MetricsTrackerOptions } from "./src/metrics/tracker.ts";
 export type { StandardSchemaV1 } from "./src/standard_schema.ts";
 export { VERSION } from "./src/version.ts";
 export { defineIterableJob } from "./src/iterable/define_iterable_job.ts";
+export { cancelJob } from "./src/iterable/cancel.ts";
 export type {
   IterableJobSpec,
   IterableJobSpecWithSchema,

@@ -10,7 +10,6 @@
  */
 import { type ClientMiddleware, runClientMiddleware } from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
-import { cancelIteration } from "./iterable/cancel.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
 import { type Keys, keys } from "./keys.ts";
 import { assertJsonSafe } from "./json_safe.ts";
@@ -106,23 +105,6 @@ export class Client implements JobPusher {
   /** The time format payloads are written in. */
   get timeFormat(): TimeFormat {
     return this.#format;
-  }
-
-  /**
-   * Cancels the iterable job `jid`, as Sidekiq 8's `Sidekiq::Client#cancel!`
-   * (the same `it-<jid>` field, so either side cancels the other's jobs). It
-   * stops at the item where it next reads its state (at most `flushInterval`
-   * later, 5 s by default), runs `onCancel`, and is not re-pushed. Resolves to
-   * the time of the first cancel, in epoch seconds.
-   *
-   * @example
-   * ```ts
-   * const jid = await Backfill.performAsync(client, "users");
-   * await client.cancel(jid!);
-   * ```
-   */
-  cancel(jid: string): Promise<number> {
-    return cancelIteration(this, jid);
   }
 
   /**

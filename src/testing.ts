@@ -25,7 +25,7 @@ import type { ServerMiddleware } from "./server_middleware.ts";
 import { ConfigError, Discard, Interrupt } from "./errors.ts";
 import { iterationSpecOf } from "./iterable/define_iterable_job.ts";
 import { runIteration } from "./iterable/iteration.ts";
-import { type IterationState, parseState } from "./iterable/state.ts";
+import { type IterationState, parseState } from "./api/iteration_states.ts";
 import { type JobContext, validateArgs } from "./job.ts";
 import { Poller } from "./server/poller.ts";
 import { silentLogger } from "./logger.ts";

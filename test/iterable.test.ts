@@ -4,7 +4,7 @@
  */
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, drain, type JobPayload } from "../mod.ts";
+import { cancelJob, createClient, drain, type JobPayload } from "../mod.ts";
 import { RetrySet } from "../src/api/mod.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
@@ -93,7 +93,7 @@ eachTarget("iterable jobs", (t) => {
     const w = walker({
       flushInterval: 0.05,
       async perItem(ctx, item) {
-        if (item === 2) cancelledAt = await client.cancel(ctx.jid);
+        if (item === 2) cancelledAt = await cancelJob(client, ctx.jid);
         await sleep(20);
       },
     });
@@ -112,14 +112,14 @@ eachTarget("iterable jobs", (t) => {
     const client = createClient({ transport: t.redis });
     const w = walker();
     const jid = (await w.job.performAsync(client, 5))!;
-    const at = await client.cancel(jid);
+    const at = await cancelJob(client, jid);
     assert.equal(await t.redis.call("HGET", `it-${jid}`, "cancelled"), String(at));
     await t.redis.call("HSET", `it-${jid}`, "cancelled", String(at - 100));
-    assert.equal(await client.cancel(jid), at - 100, "a second cancel changes nothing");
+    assert.equal(await cancelJob(client, jid), at - 100, "a second cancel changes nothing");
     await run(t.redis, [w.job]);
     assert.deepEqual(w.seen, []);
     assert.deepEqual(w.hooks, ["start:1", "cancel", "stop", "complete!"]);
-    await assert.rejects(client.cancel(""), /Cannot cancel job as 'jid' must be a non-empty string/);
+    await assert.rejects(cancelJob(client, ""), /Cannot cancel job as 'jid' must be a non-empty string/);
   });
 
   it("maxIterationRuntime hands the queue back between items, and the job still does every item once", async () => {

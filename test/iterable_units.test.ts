@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import {
+  cancelJob,
   ConfigError,
   defineIterableJob,
   Discard,
@@ -17,7 +18,8 @@ import {
   JobArgsError,
 } from "../mod.ts";
 import { iterationStates } from "../src/api/mod.ts";
-import { loadState, parseState, rubyFloat } from "../src/iterable/state.ts";
+import { parseState } from "../src/api/iteration_states.ts";
+import { loadState, rubyFloat } from "../src/iterable/state.ts";
 import { createTestHarness } from "../src/testing.ts";
 import { upTo, walker } from "./support/iterable.ts";
 
@@ -116,7 +118,7 @@ describe("iteration state", () => {
     await t.step({ items: 1 }); // an interrupted job is next again: saves, must not extend
     assert.ok(Number(await t.transport.call("TTL", `it-${a}`)) <= 100);
     const b = "b".repeat(24);
-    const cancelledAt = await t.client.cancel(b);
+    const cancelledAt = await cancelJob(t.client, b);
     const states = await iterationStates(t.client, [a, b, "nope", a]);
     assert.deepEqual([...states.keys()], [a, b]);
     assert.equal(states.get(a)?.cursor, 2);

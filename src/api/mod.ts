@@ -46,5 +46,5 @@ export type {
   TopJobsResult,
 } from "./metrics.ts";
 export { type PeriodicEntry, PeriodicSet } from "./periodic_set.ts";
-export { iterationStates } from "../iterable/iteration_states.ts";
-export type { IterationState } from "../iterable/state.ts";
+export { iterationStates } from "./iteration_states.ts";
+export type { IterationState } from "./iteration_states.ts";

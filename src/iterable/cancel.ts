@@ -5,12 +5,13 @@
  *
  * @module
  */
+import { cancelledAt } from "../api/iteration_states.ts";
 import { ConfigError } from "../errors.ts";
 import type { Keys } from "../keys.ts";
 import { describe } from "../payload.ts";
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply, Transport } from "../transport/transport.ts";
-import { cancelledAt, STATE_TTL } from "./state.ts";
+import { STATE_TTL } from "./state.ts";
 
 /**
  * `cancel!` in one call: HSETNX `cancelled` now (epoch seconds, an integer,
@@ -44,15 +45,17 @@ return redis.call("HGET", KEYS[1], "cancelled")
  * Cancellation is asynchronous: the job sees it when it starts or resumes,
  * or at its next state flush (every `flushInterval`, 5 s by default), then
  * stops at that item, runs `onCancel` and finishes without being re-pushed.
- * Resolves to the time of the (first) cancel, in epoch seconds. Use
- * `client.cancel(jid)`.
+ * Resolves to the time of the (first) cancel, in epoch seconds. Takes a
+ * `Client` (or anything with its `transport` and `keys`); Ruby's
+ * `Sidekiq::Client.new.cancel!(jid)` does the same to edgekiq jobs.
  *
  * @example
  * ```ts
- * const at = await cancelIteration({ transport, keys: keys() }, jid);
+ * const jid = await Backfill.performAsync(client);
+ * await cancelJob(client, jid!);
  * ```
  */
-export async function cancelIteration(client: { transport: Transport; keys: Keys }, jid: string): Promise<number> {
+export async function cancelJob(client: { transport: Transport; keys: Keys }, jid: string): Promise<number> {
   if (typeof jid !== "string" || jid === "") {
     throw new ConfigError(`Cannot cancel job as 'jid' must be a non-empty string: current value is ${describe(jid)}`);
   }

@@ -10,7 +10,7 @@ import type { Keys } from "../keys.ts";
 import type { Logger } from "../logger.ts";
 import type { JobPayload } from "../payload.ts";
 import type { Transport } from "../transport/transport.ts";
-import type { IterationState } from "./state.ts";
+import type { IterationState } from "../api/iteration_states.ts";
 
 /** What an iterable job's steps and hooks receive. */
 export interface IterationContext<I = unknown, C = unknown> extends JobContext {

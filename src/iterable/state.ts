@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { cancelledAt, type IterationState, readState } from "../api/iteration_states.ts";
 import { IterationError } from "../errors.ts";
 import { sanitize } from "../sanitize.ts";
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
@@ -21,35 +22,6 @@ import type { RedisReply, Transport } from "../transport/transport.ts";
 
 /** Sidekiq's `STATE_TTL`: one month, in seconds. */
 export const STATE_TTL = 30 * 24 * 60 * 60;
-
-/** What `it-<jid>` holds, read back. */
-export interface IterationState {
-  /** How many runs have started (Sidekiq's `executions`). */
-  executions: number;
-  /**
-   * The saved cursor (`null` before the first item). When the stored text is
-   * not JSON (another writer), the text itself, as Sidekiq's API shows it.
-   */
-  cursor: unknown;
-  /** Seconds spent iterating so far. */
-  runtime: number;
-  /** Epoch seconds when the job was cancelled, if it was. */
-  cancelled: number | undefined;
-}
-
-/**
- * Reads an HGETALL reply (flat `[field, value, ...]`) as Sidekiq's
- * `IterableJobQuery` does: undefined when the hash is empty or absent, and a
- * cursor that is not JSON kept as its text.
- *
- * @example
- * ```ts
- * parseState(["ex", "2", "c", "40", "rt", "3.5"]); // { executions: 2, cursor: 40, runtime: 3.5, cancelled: undefined }
- * ```
- */
-export function parseState(flat: RedisReply): IterationState | undefined {
-  return decode(flat, (text) => text);
-}
 
 /**
  * Reads the state to resume from: one HGETALL (which also carries the
@@ -63,7 +35,7 @@ export function parseState(flat: RedisReply): IterationState | undefined {
  * ```
  */
 export async function loadState(transport: Transport, key: string): Promise<IterationState | undefined> {
-  return decode(await transport.call("HGETALL", key), (text, error) => {
+  return readState(await transport.call("HGETALL", key), (text, error) => {
     throw new IterationError(
       `Cannot resume iterable job from ${sanitize(key)} as its cursor is not JSON: current value is ${
         sanitize(text, 100)
@@ -71,28 +43,6 @@ export async function loadState(transport: Transport, key: string): Promise<Iter
       { cause: error },
     );
   });
-}
-
-function decode(flat: RedisReply, unreadable: (text: string, error: unknown) => unknown): IterationState | undefined {
-  if (!Array.isArray(flat) || flat.length === 0) return undefined;
-  const fields = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(String(flat[i]), String(flat[i + 1]));
-  const c = fields.get("c");
-  let cursor: unknown = null;
-  if (c !== undefined) {
-    try {
-      cursor = JSON.parse(c);
-    } catch (error) {
-      cursor = unreadable(c, error);
-    }
-  }
-  const cancelled = fields.get("cancelled");
-  return {
-    executions: Number.parseInt(fields.get("ex") ?? "0", 10) || 0,
-    cursor,
-    runtime: Number.parseFloat(fields.get("rt") ?? "0") || 0,
-    cancelled: cancelled === undefined ? undefined : cancelledAt(cancelled) ?? undefined,
-  };
 }
 
 /**
@@ -147,10 +97,3 @@ return redis.call("HGET", KEYS[1], "cancelled")
   },
   decode: cancelledAt,
 });
-
-/** The `cancelled` field as epoch seconds (null when unset). */
-export function cancelledAt(reply: RedisReply): number | null {
-  if (reply === null || reply === undefined) return null;
-  const n = Number.parseInt(String(reply), 10);
-  return Number.isFinite(n) ? n : 0;
-}

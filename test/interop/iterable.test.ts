@@ -8,7 +8,7 @@
  */
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineIterableJob, iterateArray, type Transport } from "../../mod.ts";
+import { cancelJob, createClient, defineIterableJob, iterateArray, type Transport } from "../../mod.ts";
 import { rubyFloat } from "../../src/iterable/state.ts";
 import { createTestHarness } from "../../src/testing.ts";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";
@@ -147,7 +147,7 @@ describe(
         cancelled: null,
         is_cancelled: null,
       });
-      const at = await client.cancel(jid);
+      const at = await cancelJob(client, jid);
       const afterCancel = await ruby<Record<string, unknown>>("read", jid);
       assert.equal(afterCancel.cancelled, at);
       assert.equal(afterCancel.is_cancelled, String(at), "the field a Sidekiq 8 job polls");
