@@ -126,6 +126,9 @@ export function defineIterableJob(
     | IterableJobSpec<unknown[], unknown, unknown>
     | IterableJobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>, unknown, unknown>,
 ): Job<unknown[], unknown[]> {
+  if (typeof spec !== "object" || spec === null) {
+    throw new ConfigError(`Cannot define job as its spec must be an object: current value is ${describe(spec)}`);
+  }
   if ("perform" in spec) {
     throw new ConfigError(
       `Cannot define job ${
