@@ -85,6 +85,12 @@ export interface WorkerOptions {
   pollMaxMs?: number;
   /** Run the scheduled poller; default true. */
   poller?: boolean;
+  /**
+   * Average seconds between scheduled-job polls across the cluster (Sidekiq's
+   * 5 s over TCP). Over HTTP the poll check runs inside each heartbeat
+   * instead (every `heartbeatInterval`, 20 s by default), so it bills no
+   * command of its own, unless `pollIntervalAverage` is set.
+   */
   averageScheduledPollInterval?: number;
   pollIntervalAverage?: number;
   /** Seconds before the first poll; default Sidekiq's 10 + rand(5). */
