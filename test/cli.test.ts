@@ -237,6 +237,7 @@ function fakeHost(argv: string[], options: {
           return transport.counters;
         },
         call: (command, ...args) => transport.call(command, ...args),
+        block: (command, opts) => transport.block(command, opts),
         pipeline: (commands, opts) => transport.pipeline(commands, opts),
         script: (script, keys, args) => transport.script(script, keys, args),
         close: async () => {},
