@@ -36,6 +36,8 @@ export interface BunRedisClient {
   duplicate(): Promise<BunRedisClient>;
   /** Closes the connection; pending commands reject. */
   close(): void;
+  /** Whether the client is connected (Bun's `RedisClient` has it). */
+  readonly connected?: boolean;
 }
 
 /** Options for {@link bunTransport}. */
@@ -111,7 +113,13 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
         : await main.duplicate();
       try {
         const id = Number(await raw(conn, ["CLIENT", "ID"]));
-        return { id, client: conn, send: (command) => send(conn, command), close: () => conn.close() };
+        return {
+          id,
+          client: conn,
+          send: (command) => send(conn, command),
+          isOpen: () => conn.connected !== false,
+          close: () => conn.close(),
+        };
       } catch (error) {
         conn.close();
         throw error;

@@ -103,7 +103,12 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
       rejectLostReplies(conn);
       try {
         const id = Number(await conn.call("CLIENT", "ID"));
-        return { id, send: (command) => send(conn, command), close: () => conn.disconnect() };
+        return {
+          id,
+          send: (command) => send(conn, command),
+          isOpen: () => conn.status === "ready",
+          close: () => conn.disconnect(),
+        };
       } catch (error) {
         conn.disconnect();
         throw mapError(error);

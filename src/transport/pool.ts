@@ -22,6 +22,8 @@ export interface DedicatedConnection {
   readonly id: number;
   /** Sends one command; rejects with a `TransportError`. */
   send(command: Command): Promise<RedisReply>;
+  /** Whether it is still connected (the server may have closed it while idle). */
+  isOpen(): boolean;
   /** Closes the connection; pending commands reject. */
   close(): void;
 }
@@ -129,8 +131,10 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
         maybeApplied: false,
       });
     }
-    const idle = this.#idle.pop();
-    if (idle) return idle;
+    for (let idle = this.#idle.pop(); idle; idle = this.#idle.pop()) {
+      if (idle.isOpen()) return idle;
+      this.#release(idle, false); // closed while idle (CLIENT KILL, a server restart): replace it
+    }
     const conn = await this.#options.open();
     if (this.#closed) {
       conn.close();
