@@ -55,8 +55,11 @@ export function adapterTransport(adapter: Adapter): Transport {
   return view(adapter, { closed: false }, undefined);
 }
 
-/** A signal that never fires, for blocking calls made through `call()`. */
-const never = new AbortController().signal;
+/**
+ * A signal that never fires, for blocking calls made through `call()`. Made
+ * on first use: workerd forbids creating one at module scope.
+ */
+let never: AbortSignal | undefined;
 
 function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal | undefined): Transport {
   const counters = adapter.counters;
@@ -102,7 +105,7 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     ordered: adapter.ordered,
     counters,
     call(command: string, ...args: RedisArg[]): Promise<RedisReply> {
-      if (BLOCKING_COMMANDS.has(command.toUpperCase())) return block([command, ...args], { signal: never });
+      if (BLOCKING_COMMANDS.has(command.toUpperCase())) return block([command, ...args], { signal: never ??= new AbortController().signal });
       return send([command, ...args]);
     },
     block,
