@@ -105,7 +105,9 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     ordered: adapter.ordered,
     counters,
     call(command: string, ...args: RedisArg[]): Promise<RedisReply> {
-      if (BLOCKING_COMMANDS.has(command.toUpperCase())) return block([command, ...args], { signal: never ??= new AbortController().signal });
+      if (BLOCKING_COMMANDS.has(command.toUpperCase())) {
+        return block([command, ...args], { signal: never ??= new AbortController().signal });
+      }
       return send([command, ...args]);
     },
     block,

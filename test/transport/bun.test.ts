@@ -5,7 +5,8 @@ import { ioredisTransport } from "../../src/transport/ioredis.ts";
 import type { Command, Transport } from "../../src/transport/transport.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";
-import { conformance, tcpFaults } from "./conformance.ts";
+import { conformance } from "./conformance.ts";
+import { tcpFaults } from "./conformance_faults.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 

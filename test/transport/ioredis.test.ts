@@ -7,7 +7,8 @@ import { TransportError } from "../../src/errors.ts";
 import { startLossyProxy } from "../support/lossy-proxy.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";
-import { conformance, tcpFaults } from "./conformance.ts";
+import { conformance } from "./conformance.ts";
+import { tcpFaults } from "./conformance_faults.ts";
 
 conformance("ioredis", async () => {
   const server = await testRedis();

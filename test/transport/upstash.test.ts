@@ -5,7 +5,8 @@ import { upstashTransport } from "../../src/transport/upstash.ts";
 import { ConfigError, TransportError } from "../../src/errors.ts";
 import { redisServerPath, startRedis, type TestRedis, testRedis } from "../support/redis.ts";
 import { startUpstashGateway, type UpstashGateway } from "../support/upstash-gateway.ts";
-import { conformance, FULL_REDIS_ARGS } from "./conformance.ts";
+import { conformance } from "./conformance.ts";
+import { FULL_REDIS_ARGS } from "./conformance_faults.ts";
 
 conformance("upstash (REST gateway)", async () => {
   const server = await testRedis();
