@@ -49,6 +49,7 @@ export { memoryTransport } from "./src/transport/memory.ts";
 export { defineScript } from "./src/transport/script.ts";
 export type { Script, ScriptRedis, ScriptTwin } from "./src/transport/script.ts";
 export type {
+  BlockOptions,
   Command,
   PipelineOptions,
   RedisArg,

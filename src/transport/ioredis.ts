@@ -2,9 +2,9 @@
  * The ioredis transport: TCP Redis on Node, Bun and Deno.
  *
  * Ordinary commands share one connection (ioredis pipelines concurrent
- * commands on it). Blocking pops and nothing else take dedicated connections
- * from a pool (`pool.ts`), so a worker waiting on BLMOVE never stalls its own
- * heartbeat or acks.
+ * commands on it). Blocking pops take dedicated connections from a pool
+ * (`pool.ts`), so a worker waiting on BLMOVE never stalls its own heartbeat
+ * or acks.
  *
  * No blind resends: ioredis would send every unanswered command again after
  * a reconnect (`autoResendUnfulfilledCommands`), running a lost push or fetch
@@ -98,7 +98,11 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     async open(): Promise<DedicatedConnection> {
       // No reconnects: a dropped dedicated connection is replaced, since its
       // CLIENT ID would change.
-      const conn = main.duplicate({ retryStrategy: () => null, autoResendUnfulfilledCommands: false });
+      const conn = main.duplicate({
+        retryStrategy: () => null,
+        autoResendUnfulfilledCommands: false,
+        enableOfflineQueue: true, // CLIENT ID is sent before the connection is ready
+      });
       conn.on("error", noop);
       rejectLostReplies(conn);
       try {

@@ -13,6 +13,11 @@
  * `withSignal` bounds requests by a caller's budget: both cancel the HTTP
  * request itself.
  *
+ * One resend is out of this transport's reach: Deno's `fetch` sends a request
+ * again by itself when the pooled connection it went out on is reset after
+ * the server read it (denoland/deno#35610), so under Deno a push whose
+ * connection was reset that way can land twice.
+ *
  * @module
  */
 import { Redis, type Requester } from "@upstash/redis";
