@@ -124,6 +124,7 @@ describe("web: auth", () => {
       blocking: false,
       counters: { commands: 0, roundTrips: 0 },
       call: () => Promise.reject(new Error("connection refused")),
+      block: () => Promise.reject(new Error("connection refused")),
       pipeline: () => Promise.reject(new Error("connection refused")),
       script: () => Promise.reject(new Error("connection refused")),
       close: () => Promise.resolve(),

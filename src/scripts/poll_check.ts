@@ -109,6 +109,8 @@ export function decodePollCheck(reply: RedisReply): PollCheck {
  */
 export const POLL_CHECK = defineScript<PollCheck>({
   name: "pollCheck",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: POLL_CHECK_KEYS,
   argv: ["now"],
   lua: `return ${pollCheckLua(1, "ARGV[1]")}`,

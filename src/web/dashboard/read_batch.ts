@@ -33,6 +33,8 @@ const READS: ReadonlySet<string> = new Set([
  */
 export const READ_BATCH = defineScript<RedisReply[]>({
   name: "readBatch",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["...each command's keys, in order"],
   argv: ["...(name, keyCount, argCount, args...) per command"],
   lua: `
