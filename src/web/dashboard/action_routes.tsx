@@ -19,7 +19,7 @@ import { type EntryAction, JOB_SETS, type JobSetKind, parseEntryKey } from "./jo
 import { ConfirmPage, MessagePage } from "./pages/message.tsx";
 import { queueHref } from "./pages/queues.tsx";
 import { MAX_PAGE_SIZE, ParamError } from "./params.ts";
-import { readBatch } from "./read_batch.ts";
+import { readBatch } from "../../scripts/read_batch.ts";
 import { type Ctx, page, redirectWith, type RouteDeps, viewOf } from "./render.ts";
 import { isToken, newToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";

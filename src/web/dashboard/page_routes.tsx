@@ -23,7 +23,7 @@ import { QueuePage, QueuesPage } from "./pages/queues.tsx";
 import { filterText, historyDays, paging, sortOrder } from "./params.ts";
 import { redisFacts } from "./redis_info.ts";
 import { type Ctx, noticeOf, page, type RouteDeps, viewOf } from "./render.ts";
-import { loadSnapshot } from "./snapshot.ts";
+import { loadSnapshot } from "../../api/snapshot.ts";
 import { newToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";
 
