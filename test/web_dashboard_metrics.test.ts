@@ -174,13 +174,16 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         "/admin/jobs/metrics/Slowish",
         "/admin/jobs/metrics/Slowish?period=8h",
       ];
+      let trips: number[] = [];
       const measure = async () => {
         const out: number[] = [];
+        trips = [];
         for (const path of paths) {
           await html(app, path); // warm: the first call of a script may load it
-          const before = transport.counters.commands;
+          const { commands, roundTrips } = transport.counters;
           await html(app, path);
-          out.push(transport.counters.commands - before);
+          out.push(transport.counters.commands - commands);
+          trips.push(transport.counters.roundTrips - roundTrips);
         }
         return out;
       };
@@ -189,6 +192,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const large = await measure();
       assert.deepEqual(small, [4, 4, 4, 4], "three for the header, one script call for the metrics");
       assert.deepEqual(large, small);
+      assert.deepEqual(trips, [3, 3, 3, 3], "round trips: the header's reads and the page's own go out side by side");
       console.log(`dashboard Metrics on ${target.name}: commands per load ${paths.map((p, i) => `${p} ${small[i]}`)}`);
     });
   });

@@ -124,8 +124,11 @@ export const CLIENT_JS: string = `(function () {
   function ms(v) {
     return v == null ? "--" : v < 10 ? v.toFixed(2) + " ms" : v < 1000 ? Math.round(v) + " ms" : (v / 1000).toFixed(2) + " s";
   }
+  // Axis ticks: as short as they can be.
+  function msTick(v) { return !v ? "0" : v < 1000 ? +v.toFixed(1) + " ms" : +(v / 1000).toFixed(1) + " s"; }
   function count(v) { return v == null ? "--" : numbers.format(v); }
-  // Deploy marks: a dashed line and its label at each mark's bucket.
+  // Deploy marks: a dashed line at each mark's bucket, its label beside it (on a lower row than the last one's,
+  // and left of the line near the right edge).
   function marks(list) {
     return { hooks: { draw: [function (u) {
       if (!list || !list.length) return;
@@ -135,11 +138,15 @@ export const CLIENT_JS: string = `(function () {
       ctx.setLineDash([4 * ratio, 4 * ratio]);
       ctx.lineWidth = ratio;
       ctx.font = Math.round(11 * ratio) + "px system-ui, sans-serif";
-      list.forEach(function (m) {
+      ctx.textBaseline = "top";
+      list.forEach(function (m, i) {
         var x = Math.round(u.valToPos(m[0], "x", true));
         if (x < box.left || x > box.left + box.width) return;
         ctx.beginPath(); ctx.moveTo(x, box.top); ctx.lineTo(x, box.top + box.height); ctx.stroke();
-        ctx.fillText(String(m[1]).slice(0, 40), x + 4 * ratio, box.top + 12 * ratio);
+        var label = String(m[1]).slice(0, 60), width = ctx.measureText(label).width, gap = 4 * ratio;
+        var left = x + gap + width > box.left + box.width;
+        ctx.textAlign = left ? "right" : "left";
+        ctx.fillText(label, left ? x - gap : x + gap, box.top + (2 + 14 * (i % 3)) * ratio);
       });
       ctx.restore();
     }] } };
@@ -171,11 +178,11 @@ export const CLIENT_JS: string = `(function () {
       });
       var timed = which === "ms" || which === "avg";
       var series = (m.jobs || []).map(function (j, i) {
-        return { label: j.name, stroke: color("--c" + (i % 5)), width: 2, value: function (u, v) { return timed ? ms(v) : count(v); } };
+        return { label: j.name, stroke: color("--c" + (i % 5)), width: 2, points: { show: false }, value: function (u, v) { return timed ? ms(v) : count(v); } };
       });
       if (shown) shown.destroy();
       shown = timeChart(overview, series, [m.t || []].concat(perJob), {
-        axes: [axis({}), axis({ size: 70, values: function (u, splits) { return splits.map(timed ? ms : count); } })],
+        axes: [axis({}), axis({ size: 70, values: function (u, splits) { return splits.map(timed ? msTick : count); } })],
         plugins: [marks(m.marks)],
       });
       overview.setAttribute("data-metric", which);
@@ -192,12 +199,12 @@ export const CLIENT_JS: string = `(function () {
   if (perClass) {
     var s = JSON.parse(perClass.getAttribute("data-series") || "{}");
     timeChart(perClass, [
-      { label: "Runs", stroke: color("--accent"), fill: color("--accent") + "22", width: 2, value: function (u, v) { return count(v); } },
-      { label: "Failures", stroke: color("--danger"), width: 2, value: function (u, v) { return count(v); } },
-      { label: "Average time", stroke: color("--c1"), width: 2, scale: "ms", value: function (u, v) { return ms(v); } },
+      { label: "Runs", stroke: color("--accent"), fill: color("--accent") + "22", width: 2, points: { show: false }, value: function (u, v) { return count(v); } },
+      { label: "Failures", stroke: color("--danger"), width: 2, points: { show: false }, value: function (u, v) { return count(v); } },
+      { label: "Average time", stroke: color("--c1"), width: 2, scale: "ms", points: { show: false }, value: function (u, v) { return ms(v); } },
     ], [s.t || [], s.p || [], s.f || [], s.avg || []], {
       scales: { x: { time: true }, y: { range: upFrom0(4) }, ms: { range: upFrom0(1) } },
-      axes: [axis({}), axis({ size: 60 }), axis({ scale: "ms", side: 1, size: 70, grid: { show: false }, values: function (u, splits) { return splits.map(ms); } })],
+      axes: [axis({}), axis({ size: 60 }), axis({ scale: "ms", side: 1, size: 70, grid: { show: false }, values: function (u, splits) { return splits.map(msTick); } })],
       plugins: [marks(s.marks)],
     });
   }

@@ -72,7 +72,7 @@ button[aria-pressed=true]{background:var(--accent-soft);border-color:var(--accen
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 .bar{display:flex;gap:8px;flex-wrap:wrap;align-items:center;justify-content:space-between;padding:10px 12px;
 border-bottom:1px solid var(--line)}.bar h2,.head h2{margin:0}
-form.inline{display:inline}form.inline.actions{display:inline-flex}
+form.inline{display:inline}form.inline.actions{display:inline-flex}.actions.tight{flex-wrap:nowrap}
 input[type=search],input[type=text],select{font:inherit;font-size:13px;padding:5px 9px;border:1px solid var(--line);
 border-radius:6px;background:var(--panel);color:var(--text)}
 input[type=search]{min-width:280px}

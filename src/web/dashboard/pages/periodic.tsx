@@ -28,7 +28,11 @@ export function periodicHref(base: string, name: string): string {
 }
 
 function timing(e: PeriodicEntry): string {
-  return e.cron ?? `every ${formatDuration(e.every ?? 0)}`;
+  if (e.cron !== null) return e.cron;
+  const every = e.every ?? 0;
+  const units: Array<[size: number, name: string]> = [[86_400, "d"], [3_600, "h"], [60, "m"]];
+  const unit = units.find(([size]) => every % size === 0);
+  return `every ${unit ? `${every / unit[0]}${unit[1]}` : formatDuration(every)}`; // "every 15m", "every 90s" as "1m 30s"
 }
 
 function zone(e: PeriodicEntry): string {
@@ -46,7 +50,7 @@ function State(props: { entry: PeriodicEntry }): Child {
 function Actions(props: { view: View; entry: PeriodicEntry; from?: "detail" }): Child {
   const { entry } = props;
   return (
-    <form method="post" action={periodicHref(props.view.base, entry.name)} class="inline actions">
+    <form method="post" action={periodicHref(props.view.base, entry.name)} class="inline actions tight">
       <input type="hidden" name="token" value={newToken()} />
       {props.from ? <input type="hidden" name="from" value={props.from} /> : null}
       {entry.enabled
