@@ -188,7 +188,11 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
     assert.equal(denied.status, 401);
     await denied.text();
     const costs: string[] = [];
-    for (const path of ["/jobs", "/jobs/queues", "/jobs/stats"]) {
+    await scheduled(); // runs the job: its metrics are written at the end of the drain
+    await enqueue("Dash");
+    for (
+      const path of ["/jobs", "/jobs/queues", "/jobs/stats", "/jobs/metrics", "/jobs/metrics/Greet", "/jobs/periodic"]
+    ) {
       await (await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic })).text(); // loads the script once
       const before = billed.commands;
       const res = await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic });
@@ -199,6 +203,11 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
         assert.match(body, /href="\/jobs\/queues\/default">default<\/a><\/td><td class="num">1</);
       }
       if (path === "/jobs/stats") assert.equal(JSON.parse(body).sidekiq.enqueued, 1);
+      if (path === "/jobs/metrics") {
+        assert.match(body, /<a class="mono" href="\/jobs\/metrics\/Greet\?period=1h">Greet</);
+      }
+      if (path === "/jobs/metrics/Greet") assert.match(body, /<span>Runs<\/span><b>1<\/b>/);
+      if (path === "/jobs/periodic") assert.match(body, /No periodic schedules/);
       costs.push(`${path} ${billed.commands - before}`);
     }
     const asset = /src="(\/jobs\/assets\/uplot-[\w]+\.js)"/.exec(
