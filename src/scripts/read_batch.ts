@@ -2,8 +2,9 @@
  * Many read-only commands as one script call. Upstash bills a pipeline of k
  * commands as k and a script as one, so `Stats.fetch()` and a dashboard page,
  * which read every process's heartbeat and every queue's length, cost the
- * same whatever the size of the fleet. Every key read is passed in KEYS (Cluster and Upstash
- * route and lock by them), and only read commands are allowed.
+ * same whatever the size of the fleet. Every key read is passed in KEYS
+ * (Cluster and Upstash route and lock by them), and only read commands are
+ * allowed.
  *
  * @module
  */

@@ -128,8 +128,9 @@ export function metricsPeriods(format: MetricsFormat): MetricsPeriod[] {
 
 /**
  * `period` for the Metrics pages: one of {@link metricsPeriods} (default
- * `1h`). Anything else is refused, never echoed into the page (Sidekiq's
- * metrics `period` XSS).
+ * `1h`). Anything else is a 400 that quotes it escaped and cut short; only
+ * a listed value ever reaches a link or a form (Sidekiq's metrics `period`
+ * XSS echoed it raw).
  *
  * @example
  * ```ts
