@@ -118,7 +118,9 @@ export const CLIENT_JS: string = `(function () {
     opts.height = height;
     opts.cursor = opts.cursor || { drag: { x: false, y: false } };
     var plot = new window.uPlot(opts, data, el);
-    window.addEventListener("resize", function () { plot.setSize({ width: el.clientWidth || 600, height: height }); });
+    // One listener per element, resizing its current plot (a redrawn chart replaces a destroyed one).
+    if (!el.edgekiqPlot) window.addEventListener("resize", function () { el.edgekiqPlot.setSize({ width: el.clientWidth || 600, height: height }); });
+    el.edgekiqPlot = plot;
     return plot;
   }
   function ms(v) {
