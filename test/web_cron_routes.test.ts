@@ -21,6 +21,7 @@ function spying(inner: Transport): { transport: Transport; scripts: string[] } {
       return inner.counters;
     },
     call: (command, ...args) => inner.call(command, ...args),
+    block: (command, options) => inner.block(command, options),
     pipeline: (commands, options) => inner.pipeline(commands, options),
     script: (script, keys, args) => {
       scripts.push(script.name);

@@ -12,7 +12,6 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { PeriodicSchedule } from "../periodic/mod.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
-import type { PollerOptions } from "./poller.ts";
 import type { DeathHandler } from "./retry.ts";
 
 /** One capsule's configuration. */
@@ -101,7 +100,7 @@ export interface WorkerOptions {
    * enqueued exactly once per tick by whichever process polls first.
    */
   periodic?: readonly PeriodicSchedule[];
-  /** The app owning `periodic`; see {@link PollerOptions.periodicOwner}. */
+  /** The app owning `periodic`: a schedule removed from that app's code stops at its next deploy. */
   periodicOwner?: string;
   /** Processes that died while running one job before it is buried as a poison pill; default 3. */
   maxRecoveries?: number;
