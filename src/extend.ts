@@ -35,8 +35,9 @@
  */
 export { defineScript, runScript } from "./transport/script.ts";
 export type { Script, ScriptRedis, ScriptTwin } from "./transport/script.ts";
-export { BLOCKING_COMMANDS, countTrip, newCounters } from "./transport/transport.ts";
+export { BLOCKING_COMMANDS, countTrip, IDEMPOTENT_COMMANDS, isIdempotent, newCounters } from "./transport/transport.ts";
 export type {
+  BlockOptions,
   Command,
   PipelineOptions,
   RedisArg,

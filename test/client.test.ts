@@ -144,6 +144,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         ordered: redis.ordered,
         counters: redis.counters,
         call: (command, ...args) => redis.call(command, ...args),
+        block: (command, options) => redis.block(command, options),
         script: (script, keys, args) => redis.script(script, keys, args),
         close: () => redis.close(),
         pipeline(commands, options) {

@@ -188,7 +188,11 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
     assert.equal(denied.status, 401);
     await denied.text();
     const costs: string[] = [];
-    for (const path of ["/jobs", "/jobs/queues", "/jobs/stats"]) {
+    await scheduled(); // runs the job: its metrics are written at the end of the drain
+    await enqueue("Dash");
+    for (
+      const path of ["/jobs", "/jobs/queues", "/jobs/stats", "/jobs/metrics", "/jobs/metrics/Greet", "/jobs/periodic"]
+    ) {
       await (await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic })).text(); // loads the script once
       const before = billed.commands;
       const res = await mf.dispatchFetch(`http://edge.test${path}`, { headers: basic });
@@ -199,6 +203,11 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
         assert.match(body, /href="\/jobs\/queues\/default">default<\/a><\/td><td class="num">1</);
       }
       if (path === "/jobs/stats") assert.equal(JSON.parse(body).sidekiq.enqueued, 1);
+      if (path === "/jobs/metrics") {
+        assert.match(body, /<a class="mono" href="\/jobs\/metrics\/Greet\?period=1h">Greet</);
+      }
+      if (path === "/jobs/metrics/Greet") assert.match(body, /<span>Runs<\/span><b>1<\/b>/);
+      if (path === "/jobs/periodic") assert.match(body, /No periodic schedules/);
       costs.push(`${path} ${billed.commands - before}`);
     }
     const asset = /src="(\/jobs\/assets\/uplot-[\w]+\.js)"/.exec(
@@ -238,4 +247,120 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
     );
     assert.ok(commands / 20 < 6, `commands per job stay small: ${commands / 20}`);
   });
+});
+
+// The cron routes with periodic schedules in one warm workerd isolate over Upstash: the routes build their Client
+// once, so the schedules' registration is sent on the first tick only, and each tick reports what it enqueued.
+const cronEntry = `
+import { Hono } from "hono";
+import { upstashTransport } from "./src/transport/upstash.ts";
+import { cronRoutes } from "./src/web/mod.ts";
+const scripts = [];
+let transport;
+function redis(env) {
+  if (transport) return transport;
+  const inner = upstashTransport({ url: env.URL, token: env.TOKEN });
+  transport = {
+    kind: inner.kind,
+    blocking: inner.blocking,
+    get counters() { return inner.counters; },
+    call: (command, ...args) => inner.call(command, ...args),
+    pipeline: (commands, options) => inner.pipeline(commands, options),
+    script: (script, keys, args) => { scripts.push(script.name); return inner.script(script, keys, args); },
+    close: () => inner.close(),
+  };
+  return transport;
+}
+const app = new Hono();
+app.route("/cron", cronRoutes({
+  transport: redis,
+  jobs: [],
+  queues: ["nothing"],
+  budgetMs: 2000,
+  periodic: [{ every: 1, job: "Beat", name: "beat", queue: "beats" }],
+  periodicOwner: "edge-test",
+  auth: "${SECRET}",
+}));
+app.get("/scripts", (c) => c.json(scripts));
+export default app;
+`;
+
+describe("edge: cron routes with periodic schedules in workerd, over the Upstash REST gateway", { skip }, () => {
+  let server: { url: string; stop(): Promise<void> } | null = null;
+  let gateway: { url: string; readonly commands: number; stop(): Promise<void> } | undefined;
+  let redis: Transport;
+  let dir: string;
+  // deno-lint-ignore no-explicit-any
+  let mf: any;
+
+  before(async () => {
+    const { testRedis } = await import("./support/redis.ts");
+    const { startUpstashGateway } = await import("./support/upstash-gateway.ts");
+    const { ioredisTransport } = await import("../src/transport/ioredis.ts");
+    server = await testRedis();
+    gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
+    redis = ioredisTransport({ url: server!.url });
+    const esbuild = await import("esbuild");
+    const bundle = await esbuild.build({
+      stdin: { contents: cronEntry, resolveDir: root, loader: "ts" },
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["browser", "module", "main"],
+      target: "es2022",
+      write: false,
+      logLevel: "silent",
+    });
+    dir = mkdtempSync(join(tmpdir(), "edgekiq-edge-cron-"));
+    writeFileSync(join(dir, "worker.mjs"), bundle.outputFiles[0].text);
+    const { Miniflare } = await import("miniflare");
+    mf = new Miniflare({
+      modules: true,
+      scriptPath: join(dir, "worker.mjs"),
+      modulesRoot: dir,
+      compatibilityDate: "2025-01-01",
+      bindings: { URL: gateway.url, TOKEN },
+    });
+  });
+
+  after(async () => {
+    await mf?.dispose();
+    await redis?.close();
+    await gateway?.stop();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    "/cron/tick enqueues due periodic ticks and registers the schedules once per isolate",
+    { timeout: 60_000 },
+    async () => {
+      const tick = async () => {
+        const before = gateway!.commands;
+        const res = await mf.dispatchFetch("http://edge.test/cron/tick", {
+          method: "POST",
+          headers: { authorization: `Bearer ${SECRET}` },
+        });
+        const text = await res.text();
+        assert.equal(res.status, 200, text);
+        return { ...JSON.parse(text), billed: gateway!.commands - before };
+      };
+      const first = await tick();
+      assert.equal(first.poll.periodic, 1, "the new schedule's latest tick, within grace");
+      await new Promise((r) => setTimeout(r, 1_100));
+      const second = await tick();
+      assert.ok(second.poll.periodic >= 1, `a tick later: ${second.poll.periodic}`);
+      await new Promise((r) => setTimeout(r, 1_100));
+      const third = await tick();
+      const enqueued = first.poll.periodic + second.poll.periodic + third.poll.periodic;
+      assert.equal(await redis.call("LLEN", "queue:beats"), enqueued);
+      const scripts: string[] = await (await mf.dispatchFetch("http://edge.test/scripts")).json();
+      assert.equal(scripts.filter((s) => s === "periodicRegister").length, 1, scripts.join(", "));
+      console.log(
+        `edge: /cron/tick with one periodic schedule, billed commands: first ${first.billed} (registers), then ` +
+          `${second.billed} and ${third.billed} (each claims a tick)`,
+      );
+    },
+  );
 });

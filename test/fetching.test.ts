@@ -71,6 +71,7 @@ function watchFetches(inner: Transport) {
     blocking: inner.blocking,
     counters: inner.counters,
     call: (command, ...args) => inner.call(command, ...args),
+    block: (command, options) => inner.block(command, options),
     pipeline: (commands, options) => inner.pipeline(commands, options),
     close: () => inner.close(),
     async script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {

@@ -350,6 +350,28 @@ eachTarget("lifecycle", (t) => {
     assert.equal((await pollOnce({ client, now })).periodic, 0, "and not again");
   });
 
+  it("over HTTP the heartbeat carries the poll check: a due job is promoted by a beat, no poll command of its own", async () => {
+    const scripts: string[] = [];
+    const inner = t.redis;
+    const http = Object.create(inner) as Transport;
+    Object.defineProperty(http, "blocking", { value: false });
+    http.script = (script, keys, args) => (scripts.push(script.name), inner.script(script, keys, args));
+    const ran: string[] = [];
+    const Later = defineJob({ name: "Later", perform: (ctx) => void ran.push(ctx.jid) });
+    const jid = await createClient({ transport: t.redis }).push(Later, [], { in: 3600 });
+    await t.redis.call(
+      "ZADD",
+      "schedule",
+      String(Date.now() / 1000 - 1),
+      (await t.redis.call("ZRANGE", "schedule", 0, 0) as string[])[0],
+    );
+    t.worker = testWorker(http, { jobs: [Later], poller: true, pollMaxMs: 50 });
+    await t.worker.run(); // the first beat runs the check: the job is due
+    await waitFor(() => ran.includes(jid!), "the scheduled job promoted and run");
+    assert.equal(scripts.filter((name) => name === "pollCheck").length, 0, "no poll check of its own");
+    assert.ok(scripts.includes("heartbeat"));
+  });
+
   it("never recovers a live process's held jobs", async () => {
     const alive = "alive:1:abcdefabcdef";
     await t.redis.call("HSET", alive, "info", "{}");

@@ -97,6 +97,7 @@ function faulty(
     sent,
     failNext: (mode) => void modes.push(mode),
     call: (command: string, ...args: RedisArg[]) => inner.call(command, ...args),
+    block: (command, options) => inner.block(command, options),
     pipeline: (commands: readonly Command[], options) => inner.pipeline(commands, options),
     async script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
       sent.push([[...keys], [...args]]);

@@ -192,6 +192,26 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       assert.equal(await redis.call("LLEN", "queue:default"), 0);
     });
 
+    it("quiet cuts the idle blocking fetch short, and a job pushed meanwhile is not started", async () => {
+      await target.flush();
+      const ran: string[] = [];
+      const J = defineJob({ name: "J", perform: (ctx) => void ran.push(ctx.jid) });
+      // A long block: before block() was abortable, quiet waited it out.
+      const worker = testWorker(redis, { jobs: [J], blockSeconds: 5, heartbeatTtl: 30 });
+      await worker.run();
+      await new Promise((r) => setTimeout(r, 100)); // idle: blocked in Redis
+      const t0 = Date.now();
+      await worker.quiet();
+      const quietMs = Date.now() - t0;
+      await createClient({ transport: redis }).push(J, []);
+      await new Promise((r) => setTimeout(r, 200));
+      await worker.stop();
+      assert.ok(quietMs < 1000, `quiet took ${quietMs} ms with a 5 s block`);
+      assert.deepEqual(ran, [], "nothing started after quiet");
+      assert.equal(await redis.call("LLEN", "queue:default"), 1, "the job waits for another worker");
+      assert.equal(await heldCount(redis, worker.identity), 0);
+    });
+
     it("runs suspects (jobs that were running when their process died) one at a time", async () => {
       await target.flush();
       let running = 0, peak = 0;

@@ -7,9 +7,30 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ConfigError, createClient, defineJob, memoryTransport, silentLogger, type Transport } from "../mod.ts";
 import { cronRoutes, pollAndDrain, verifyBearer } from "../src/web/mod.ts";
-import { matrix } from "./support/matrix.ts";
+import { matrix, waitFor } from "./support/matrix.ts";
 
 const SECRET = "s3cret-token";
+
+/** A transport that records the name of each script it runs. */
+function spying(inner: Transport): { transport: Transport; scripts: string[] } {
+  const scripts: string[] = [];
+  const transport: Transport = {
+    kind: inner.kind,
+    blocking: inner.blocking,
+    get counters() {
+      return inner.counters;
+    },
+    call: (command, ...args) => inner.call(command, ...args),
+    block: (command, options) => inner.block(command, options),
+    pipeline: (commands, options) => inner.pipeline(commands, options),
+    script: (script, keys, args) => {
+      scripts.push(script.name);
+      return inner.script(script, keys, args);
+    },
+    close: () => Promise.resolve(),
+  };
+  return { transport, scripts };
+}
 const bearer = (token = SECRET) => ({ method: "POST", headers: { authorization: `Bearer ${token}` } });
 
 let ran: string[] = [];
@@ -124,6 +145,7 @@ describe("web: auth", () => {
       blocking: false,
       counters: { commands: 0, roundTrips: 0 },
       call: () => Promise.reject(new Error("connection refused")),
+      block: () => Promise.reject(new Error("connection refused")),
       pipeline: () => Promise.reject(new Error("connection refused")),
       script: () => Promise.reject(new Error("connection refused")),
       close: () => Promise.resolve(),
@@ -201,6 +223,50 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const res = await lazy.request("/tick", bearer(), { which: "t" });
       assert.equal((await res.json()).drain.processed, 1);
       assert.deepEqual(ran, ["lazy"]);
+    });
+
+    it("periodic schedules: /poll and /tick enqueue due ticks and report them; one registration per instance", async () => {
+      const { transport: spy, scripts } = spying(transport);
+      const periodic = [{ every: 1, job: Work, args: ["tick"], name: "every-second" }] as const;
+      const routes = cronRoutes<{ which: string }>({
+        transport: (env) => (env.which === "t" ? spy : assert.fail()),
+        jobs: [Work],
+        periodic: [...periodic],
+        periodicOwner: "web-test",
+        budgetMs: 3_000,
+        auth: SECRET,
+      });
+      const first = await (await routes.request("/poll", bearer(), { which: "t" })).json();
+      assert.equal(first.poll.periodic, 1, "a new schedule enqueues its latest tick when it is within grace");
+      assert.equal(await transport.call("LLEN", "queue:default"), 1);
+      const [job] = (await transport.call("LRANGE", "queue:default", 0, -1)) as string[];
+      assert.equal(JSON.parse(job).periodic.name, "every-second");
+      await waitFor(async () => {
+        const tick = await (await routes.request("/tick", bearer(), { which: "t" })).json();
+        return tick.poll.periodic >= 1 && tick.drain.processed >= 1;
+      }, "a later tick enqueued and drained");
+      assert.ok(ran.includes("tick"));
+      await routes.request("/poll", bearer(), { which: "t" });
+      assert.equal(
+        scripts.filter((name) => name === "periodicRegister").length,
+        1,
+        "the registration is cached by the instance's one Client, not sent per request",
+      );
+      const direct = spying(transport);
+      for (let i = 0; i < 2; i++) {
+        const { poll } = await pollAndDrain({
+          transport: direct.transport,
+          jobs: [Work],
+          periodic: [...periodic],
+          budgetMs: 2_000,
+        });
+        assert.equal(typeof poll.periodic, "number");
+      }
+      assert.equal(
+        direct.scripts.filter((name) => name === "periodicRegister").length,
+        1,
+        "pollAndDrain caches it too",
+      );
     });
 
     it("pollAndDrain does the same without HTTP", async () => {

@@ -10,11 +10,25 @@ import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ConfigError, createClient, memoryTransport, type Transport } from "../mod.ts";
+import { markDeploy, PeriodicSet } from "../src/api/mod.ts";
+import { MetricsTracker } from "../src/metrics/tracker.ts";
+import { registerPeriodic } from "../src/periodic/mod.ts";
 import { compressBacktrace } from "../src/server/backtrace.ts";
 import { dashboard, type DashboardOptions, verifyBasic } from "../src/web/mod.ts";
 
 const XSS = `"'><script>alert(1)</script><img src=x onerror=alert(2)>`;
-const PAGES = ["", "/busy", "/queues", "/queues/default", "/retries", "/scheduled", "/dead", "/stats"];
+const PAGES = [
+  "",
+  "/busy",
+  "/queues",
+  "/queues/default",
+  "/retries",
+  "/scheduled",
+  "/dead",
+  "/metrics",
+  "/periodic",
+  "/stats",
+];
 
 /**
  * No markup from data: every tag is one the dashboard wrote (hono/jsx escapes
@@ -83,7 +97,9 @@ describe("dashboard: auth runs before every route", () => {
       assert.match(res.headers.get("www-authenticate") ?? "", /^Basic realm="edgekiq"/);
       assert.equal(res.headers.get("cache-control"), "private, no-store");
     }
-    for (const path of ["/jobs/retries/all", "/jobs/retries", "/jobs/busy", "/jobs/queues/default"]) {
+    for (
+      const path of ["/jobs/retries/all", "/jobs/retries", "/jobs/busy", "/jobs/queues/default", "/jobs/periodic/x"]
+    ) {
       const res = await app.request(path, { method: "POST", headers: same, body: form({ action: "delete" }) });
       assert.equal(res.status, 401, path);
     }
@@ -180,6 +196,22 @@ describe("dashboard: CSRF (Sec-Fetch-Site, else Origin must match the host, else
     assert.equal((await app.request("/jobs/queues", { headers: { "sec-fetch-site": "cross-site" } })).status, 200);
   });
 
+  it("a cross-site Pause or Enqueue now of a periodic schedule is refused and changes nothing", async () => {
+    const client = createClient({ transport });
+    await registerPeriodic(client, [{ every: 3600, job: "Hourly", name: "hourly" }]);
+    const before = await transport.call("LLEN", "queue:default");
+    for (const action of ["pause", "enqueue"]) {
+      const res = await app.request("/jobs/periodic/hourly", {
+        method: "POST",
+        headers: { "sec-fetch-site": "cross-site", "content-type": "application/x-www-form-urlencoded" },
+        body: `action=${action}&token=AAAAAAAAAAAAAAAAAAAAAA`,
+      });
+      assert.equal(res.status, 403, action);
+    }
+    assert.equal((await new PeriodicSet(client).get("hourly"))!.enabled, true);
+    assert.equal(await transport.call("LLEN", "queue:default"), before);
+  });
+
   it("allowedOrigins admits a proxy's public origin", async () => {
     const proxied = dashboard({ transport, auth: () => true, allowedOrigins: ["https://admin.example"] });
     const post = (origin: string) =>
@@ -249,11 +281,23 @@ describe("dashboard: hostile text is rendered inert", () => {
       ],
       ["HSET", `${identity}:work`, "slot", JSON.stringify({ queue: XSS, payload: job({}), run_at: now })],
     ]);
+    const client = createClient({ transport });
+    const tracker = new MetricsTracker();
+    tracker.record(XSS, 120, false);
+    tracker.record(XSS, 5, true);
+    await tracker.flush(transport, client.keys);
+    await markDeploy(client, XSS);
+    await registerPeriodic(client, [{ cron: "0 * * * *", job: XSS, args: [XSS], name: XSS }]);
   });
 
   it("in job args, class names, queue names, errors, backtraces, process tags, labels and hostnames", async () => {
     const key = (set: string) => transport.call("ZRANGE", set, 0, 0, "WITHSCORES");
-    const pages = [...PAGES.filter((p) => p !== "/stats"), `/queues/${encodeURIComponent(XSS)}`];
+    const pages = [
+      ...PAGES.filter((p) => p !== "/stats"),
+      `/metrics/${encodeURIComponent(XSS)}`,
+      `/periodic/${encodeURIComponent(XSS)}`,
+      `/queues/${encodeURIComponent(XSS)}`,
+    ];
     for (const set of ["retry", "schedule", "dead"]) {
       const [, score] = (await key(set)) as string[];
       const section = { retry: "retries", schedule: "scheduled", dead: "dead" }[set];
@@ -283,6 +327,26 @@ describe("dashboard: hostile text is rendered inert", () => {
     }
     const filtered = await (await app.request(`/jobs/retries?substr=${q}`)).text();
     assert.match(filtered, /value="&quot;&#39;&gt;&lt;script&gt;/, "the filter box keeps the text, escaped");
+    const metrics = await (await app.request(`/jobs/metrics?substr=${q}`)).text();
+    assert.match(metrics, /value="&quot;&#39;&gt;&lt;script&gt;/, "the metrics filter too");
+    assert.match(
+      metrics,
+      /<a class="mono" href="\/jobs\/metrics\/%22&#39;%3E%3Cscript%3E[^"]*">&quot;&#39;&gt;&lt;script&gt;/,
+    );
+    for (const path of [`/metrics?period=${q}`, `/metrics/${q}?period=${q}`, `/metrics?period=24h%00`]) {
+      const res = await app.request(`/jobs${path}`);
+      assert.equal(res.status, 400, path);
+      const page = await res.text();
+      assertInert(page, path);
+      assert.match(
+        page,
+        /&#39;period&#39; must be one of 1h, 2h, 4h, 8h, 24h, 48h, 72h/,
+        `${path}: says what is allowed`,
+      );
+    }
+    const long = await app.request(`/jobs/metrics/${"x".repeat(1001)}`);
+    assert.equal(long.status, 400, "a class name over 1,000 characters");
+    assert.equal((await app.request(`/jobs/metrics?substr=${"x".repeat(201)}`)).status, 400, "a filter over 200");
   });
 
   it("in the JSON endpoint", async () => {

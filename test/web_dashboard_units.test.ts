@@ -19,7 +19,7 @@ import {
 } from "../src/web/dashboard/format.ts";
 import { entryKey, parseEntryKey } from "../src/web/dashboard/job_sets.ts";
 import { filterText, historyDays, liveInterval, paging, ParamError } from "../src/web/dashboard/params.ts";
-import { READ_BATCH, readBatch } from "../src/web/dashboard/read_batch.ts";
+import { READ_BATCH, readBatch } from "../src/scripts/read_batch.ts";
 import { matrix } from "./support/matrix.ts";
 
 describe("dashboard: formatting", () => {

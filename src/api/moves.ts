@@ -27,6 +27,8 @@ function flags(reply: RedisReply): boolean[] {
  */
 export const ENQUEUE_ENTRIES = defineScript<boolean[]>({
   name: "api_enqueue",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["schedule|retry|dead", "queues", "...queue:<name> lists"],
   argv: ["m", "...queue names", "...(raw, payload, target) triples"],
   lua: `
@@ -76,6 +78,8 @@ return out
  */
 export const KILL_ENTRIES = defineScript<boolean[]>({
   name: "api_kill",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["schedule|retry|dead", "dead"],
   argv: ["now", "cutoff", "trimRank", "...raw entries"],
   lua: `

@@ -11,6 +11,7 @@ import { PERIODIC_CONTROL } from "../periodic/control_script.ts";
 import { buildPeriodicJobs } from "../periodic/periodic_jobs.ts";
 import { type MissedPolicy, parseSpec } from "../periodic/schedule.ts";
 import { firstTick } from "../periodic/ticks.ts";
+import { readBatch } from "../scripts/read_batch.ts";
 import type { RedisReply } from "../transport/transport.ts";
 import { invalid } from "./util.ts";
 import { arr, pairs, str } from "../transport/reply_readers.ts";
@@ -88,8 +89,9 @@ export class PeriodicSet {
   }
 
   /**
-   * Every live schedule, sorted by name: one ZRANGE and one pipeline of
-   * HGETALLs, plus one command per schedule found expired (it is dropped).
+   * Every live schedule, sorted by name: one ZRANGE and one read-only script
+   * over every schedule's hash (two commands however many there are), plus
+   * one command per schedule found expired (it is dropped).
    *
    * @example
    * ```ts
@@ -100,7 +102,10 @@ export class PeriodicSet {
     const k = this.#client.keys;
     const scored = pairs(await this.#client.transport.call("ZRANGE", k.periodicDue, 0, -1, "WITHSCORES"));
     if (scored.length === 0) return [];
-    const hashes = await this.#client.transport.pipeline(scored.map(([name]) => ["HGETALL", k.periodicSchedule(name)]));
+    const hashes = await readBatch(
+      this.#client.transport,
+      scored.map(([name]) => ["HGETALL", k.periodicSchedule(name)]),
+    );
     const now = options.now ?? Date.now();
     const out: PeriodicEntry[] = [];
     for (let i = 0; i < scored.length; i++) {

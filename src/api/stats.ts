@@ -5,37 +5,14 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import type { Command } from "../transport/transport.ts";
-import { enqueuedLatency } from "./job_record.ts";
+import { num } from "../transport/reply_readers.ts";
+import { loadSnapshot, type StatsSnapshot } from "./snapshot.ts";
 import { invalid } from "./util.ts";
-import { arr, num, str } from "../transport/reply_readers.ts";
+
+export type { StatsSnapshot };
 
 /** The two counters Sidekiq keeps. */
 export type StatName = "processed" | "failed";
-
-/** What {@link Stats.fetch} reads. */
-export interface StatsSnapshot {
-  /** Jobs finished, ever (`stat:processed`). */
-  processed: number;
-  /** Jobs failed, ever (`stat:failed`). */
-  failed: number;
-  /** Jobs waiting in all known queues. */
-  enqueued: number;
-  /** Entries in `schedule`. */
-  scheduledSize: number;
-  /** Entries in `retry`. */
-  retrySize: number;
-  /** Entries in `dead`. */
-  deadSize: number;
-  /** Members of `processes`. */
-  processesSize: number;
-  /** Jobs running: the sum of every process's `busy`. */
-  workersSize: number;
-  /** Seconds the oldest job in `default` has waited. */
-  defaultQueueLatency: number;
-  /** Each known queue's length, longest first. */
-  queues: Record<string, number>;
-}
 
 /** Daily counters, newest day first, keyed `YYYY-MM-DD` (UTC). */
 export interface StatsHistory {
@@ -68,10 +45,13 @@ export class Stats {
   }
 
   /**
-   * Everything at once, in two round trips (Sidekiq's `fetch_stats_fast!`
-   * and `fetch_stats_slow!`): counters, set sizes, the default queue's
-   * oldest job and the member lists; then every process's `busy` and every
-   * queue's length.
+   * Everything at once, in two round trips and three commands however many
+   * processes and queues there are: the `processes` and `queues` members in
+   * one pipeline, then one read-only script over the counters, the set
+   * sizes, the default queue's oldest job, every process's `busy` and every
+   * queue's length (Sidekiq's `fetch_stats_fast!` and `fetch_stats_slow!`
+   * pipeline those as 9 + processes + queues commands, each billed on
+   * Upstash).
    *
    * @example
    * ```ts
@@ -79,40 +59,7 @@ export class Stats {
    * ```
    */
   async fetch(): Promise<StatsSnapshot> {
-    const k = this.#client.keys;
-    const t = this.#client.transport;
-    const [processed, failed, scheduled, retries, dead, processCount, oldest, processes, queues] = await t.pipeline([
-      ["GET", k.stat("processed")],
-      ["GET", k.stat("failed")],
-      ["ZCARD", k.schedule],
-      ["ZCARD", k.retry],
-      ["ZCARD", k.dead],
-      ["SCARD", k.processes],
-      ["LRANGE", k.queue("default"), -1, -1],
-      ["SMEMBERS", k.processes],
-      ["SMEMBERS", k.queues],
-    ]);
-    const ids = arr(processes).map((m) => str(m) ?? "");
-    const names = arr(queues).map((m) => str(m) ?? "");
-    const second: Command[] = [
-      ...ids.map((id): Command => ["HGET", k.process(id), "busy"]),
-      ...names.map((q): Command => ["LLEN", k.queue(q)]),
-    ];
-    const replies = second.length ? await t.pipeline(second) : [];
-    const lengths = names.map((q, i) => [q, num(replies[ids.length + i])] as const);
-    lengths.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    return {
-      processed: num(processed),
-      failed: num(failed),
-      enqueued: lengths.reduce((sum, [, n]) => sum + n, 0),
-      scheduledSize: num(scheduled),
-      retrySize: num(retries),
-      deadSize: num(dead),
-      processesSize: num(processCount),
-      workersSize: replies.slice(0, ids.length).reduce<number>((sum, busy) => sum + num(busy), 0),
-      defaultQueueLatency: enqueuedLatency(str(arr(oldest)[0])),
-      queues: Object.fromEntries(lengths),
-    };
+    return (await loadSnapshot(this.#client)).stats;
   }
 
   /**

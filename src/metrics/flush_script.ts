@@ -24,6 +24,8 @@ import type { RedisReply } from "../transport/transport.ts";
  */
 export const METRICS_FLUSH = defineScript<number>({
   name: "metricsFlush",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["edgekiq:metrics:<tracker>", "...j|<bucket> and histogram keys"],
   argv: ["trackerTtl", "...batches"],
   lua: `

@@ -18,6 +18,8 @@ import { HISTOGRAM_READ } from "./histogram.ts";
  */
 export const METRICS_READ = defineScript<RedisReply[]>({
   name: "metricsRead",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["...j|<bucket>", "...histogram keys", "...<day>-marks"],
   argv: ["nh", "ng", "nf", "...fields"],
   lua: `

@@ -51,6 +51,8 @@ export const CLAIM_JOB_STRIDE = 5;
  */
 export const PERIODIC_CLAIM = defineScript<ClaimOutcome[]>({
   name: "periodicClaim",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: [
     "edgekiq:periodic:due",
     "queues",

@@ -343,6 +343,8 @@ return {0}
  */
 export const RELEASE_KEYS = defineScript<number>({
   name: "releaseKeys",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["...keys to release"],
   argv: ["...values they must still hold"],
   lua: `

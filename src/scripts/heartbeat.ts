@@ -8,6 +8,7 @@
  */
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
+import { decodePollCheck, POLL_CHECK_KEYS, type PollCheck, pollCheckLua, pollCheckTwin } from "./poll_check.ts";
 
 /** What a beat learned. */
 export interface BeatResult {
@@ -19,19 +20,23 @@ export interface BeatResult {
    * what this one held.
    */
   readonly existed: boolean;
+  /** The poll check, when the beat was asked to run it (HTTP transports). */
+  readonly check?: PollCheck;
 }
 
 /**
  * KEYS: `processes`, `<identity>`, `<identity>:work`, `<identity>:workers`,
  * `<identity>-signals`, `stat:processed`, `stat:failed`, and the two daily keys.
+ * Optionally the six poll-check keys follow (see `poll_check.ts`).
  * ARGV: identity, ttl, stats ttl, processed, failed, flush id, clear work
- * (1/0), n = count of process-hash field/value items, those n items, then the
- * work hash's field/value items.
+ * (1/0), poll time (epoch seconds; "" to skip the poll check), n = count of
+ * process-hash field/value items, those n items, then the work hash's
+ * field/value items.
  *
  * The counts are added only if the process hash does not already record
  * this flush id: a beat whose reply was lost is sent again with the same id
  * and counts, and must not count twice.
- * Reply: [remote signal popped or nil, 1 if the process hash existed].
+ * Reply: [remote signal popped or nil, 1 if the process hash existed, poll check or nil].
  */
 export const HEARTBEAT = defineScript<BeatResult>({
   name: "heartbeat",
@@ -45,6 +50,7 @@ export const HEARTBEAT = defineScript<BeatResult>({
     "stat:failed",
     "stat:processed:<day>",
     "stat:failed:<day>",
+    "...poll-check keys (optional)",
   ],
   argv: [
     "identity",
@@ -54,6 +60,7 @@ export const HEARTBEAT = defineScript<BeatResult>({
     "failed",
     "flushId",
     "clearWork",
+    "pollNow",
     "n",
     "...process hash items",
     "...work hash items",
@@ -62,14 +69,14 @@ export const HEARTBEAT = defineScript<BeatResult>({
 local existed = redis.call("EXISTS", KEYS[2])
 local fresh = ARGV[6] ~= "" and redis.call("HGET", KEYS[2], "flush") ~= ARGV[6]
 redis.call("SADD", KEYS[1], ARGV[1])
-local n = tonumber(ARGV[8])
-redis.call("HSET", KEYS[2], unpack(ARGV, 9, 8 + n))
+local n = tonumber(ARGV[9])
+redis.call("HSET", KEYS[2], unpack(ARGV, 10, 9 + n))
 if fresh then redis.call("HSET", KEYS[2], "flush", ARGV[6]) end
 redis.call("EXPIRE", KEYS[2], ARGV[2])
 if ARGV[7] == "1" then redis.call("UNLINK", KEYS[3], KEYS[4]) end
-if #ARGV > 8 + n then
+if #ARGV > 9 + n then
   for k = 3, 4 do
-    redis.call("HSET", KEYS[k], unpack(ARGV, 9 + n, #ARGV))
+    redis.call("HSET", KEYS[k], unpack(ARGV, 10 + n, #ARGV))
     redis.call("EXPIRE", KEYS[k], ARGV[2])
   end
 end
@@ -82,20 +89,22 @@ if fresh then
     end
   end
 end
-return {redis.call("RPOP", KEYS[5]), existed}
+local check = false
+if ARGV[8] ~= "" then check = ${pollCheckLua(10, "ARGV[8]")} end
+return {redis.call("RPOP", KEYS[5]), existed, check}
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const existed = redis.call("EXISTS", keys[1]);
     const fresh = argv[5] !== "" && redis.call("HGET", keys[1], "flush") !== argv[5];
     redis.call("SADD", keys[0], argv[0]);
-    const n = Number(argv[7]);
-    redis.call("HSET", keys[1], ...argv.slice(8, 8 + n));
+    const n = Number(argv[8]);
+    redis.call("HSET", keys[1], ...argv.slice(9, 9 + n));
     if (fresh) redis.call("HSET", keys[1], "flush", argv[5]);
     redis.call("EXPIRE", keys[1], argv[1]);
     if (argv[6] === "1") redis.call("UNLINK", keys[2], keys[3]);
-    if (argv.length > 8 + n) {
+    if (argv.length > 9 + n) {
       for (const k of [keys[2], keys[3]]) {
-        redis.call("HSET", k, ...argv.slice(8 + n));
+        redis.call("HSET", k, ...argv.slice(9 + n));
         redis.call("EXPIRE", k, argv[1]);
       }
     }
@@ -107,10 +116,15 @@ return {redis.call("RPOP", KEYS[5]), existed}
         redis.call("EXPIRE", keys[7 + i], argv[2]);
       });
     }
-    return [redis.call("RPOP", keys[4]), existed];
+    const check = argv[7] !== "" ? pollCheckTwin(redis, keys.slice(9, 9 + POLL_CHECK_KEYS.length), argv[7]) : null;
+    return [redis.call("RPOP", keys[4]), existed, check];
   },
   decode(reply: RedisReply): BeatResult {
-    const [signal, existed] = reply as [RedisReply, RedisReply];
-    return { signal: typeof signal === "string" ? signal : null, existed: Number(existed) === 1 };
+    const [signal, existed, check] = reply as [RedisReply, RedisReply, RedisReply];
+    return {
+      signal: typeof signal === "string" ? signal : null,
+      existed: Number(existed) === 1,
+      check: Array.isArray(check) ? decodePollCheck(check) : undefined,
+    };
   },
 });

@@ -54,6 +54,8 @@ end
  */
 export const PROMOTE = defineScript<number>({
   name: "promote",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["schedule|retry", "queues", "dead", "...queue:<name> lists"],
   argv: ["m", "...queue names", "now", "buryInvalid", "...(raw, payload, target) triples"],
   lua: UTF8_LUA + `

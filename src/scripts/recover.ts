@@ -72,6 +72,8 @@ end
  */
 export const RECOVER = defineScript<RecoverResult>({
   name: "recover",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["held", "landing", "queue:<q>", "edgekiq:inflight", "<identity>", "dead"],
   argv: ["maxRecoveries", "nowSeconds", "nowMillis", "deadCutoff", "deadTrimRank"],
   lua: HELD_LUA + TAG_LUA + `

@@ -17,6 +17,8 @@ import { HELD_LUA, heldTwin } from "./held.ts";
  */
 export const RELEASE = defineScript<number>({
   name: "release",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["held", "landing", "queue:<q>", "edgekiq:inflight"],
   argv: [],
   lua: HELD_LUA + `

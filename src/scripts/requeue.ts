@@ -25,6 +25,8 @@ import { HELD_LUA, heldTwin, SEPARATOR } from "./held.ts";
  */
 export const REQUEUE = defineScript<number>({
   name: "requeue",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["queue:<q1>..<qn>", "held h1..hn", "landing l1..ln"],
   argv: ["landingQueue", "landingBatch", "...(queue, batch, k, ...indexes)"],
   lua: HELD_LUA + `

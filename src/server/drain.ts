@@ -98,11 +98,16 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const queueSpecs = options.queues ?? ["default"];
   let end!: () => void;
   const ended = new Promise<void>((resolve) => (end = resolve));
+  // Every request the jobs' loop makes is cut off when the budget ends (one
+  // hung HTTP request must not keep the function past it); the bookkeeping
+  // at the end uses the plain transport, with its own request timeout.
+  const budget = AbortSignal.timeout(options.budgetMs);
+  const bounded = transport.withSignal?.(budget) ?? transport;
   const [manager] = assemble({
     ...options,
     // A drain logs no per-job lines unless asked: cron output is read rarely.
     jobLogging: options.jobLogging ?? false,
-    transport,
+    transport: bounded,
     keys: k,
     identity,
     timeFormat,
@@ -151,6 +156,8 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   clearTimeout(timer);
   const remainingBudget = Math.max(0, options.budgetMs - (Date.now() - started));
   // Running jobs get what is left of the budget; then they are put back.
+  // The budget ends here: what remains to do goes out on the plain transport.
+  manager.fetcher.retarget(transport);
   const requeued = await manager.stop(remainingBudget, 0);
   const { processed, failed } = stats;
   await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));

@@ -134,6 +134,15 @@ export class Fetcher {
     this.#scriptKeys = [...this.#queueKeys, ...this.#heldKeys, ...landing];
   }
 
+  /**
+   * Sends everything from now on through `transport`: a drain's requests
+   * are cut off when its budget ends, but what it does at the end (putting
+   * back what still runs, releasing what it holds) must still go out.
+   */
+  retarget(transport: Transport): void {
+    this.#o = { ...this.#o, transport };
+  }
+
   /** The capsule's distinct queue names. */
   get queues(): readonly string[] {
     return this.#names;
@@ -333,7 +342,7 @@ export class Fetcher {
     const order = this.#o.queues.order();
     const k = this.#o.keys;
     if (!this.#o.reliable) {
-      const reply = await blockingCall(this.#o.transport, ["BRPOP", ...this.#queueKeys, this.#o.blockSeconds], signal);
+      const reply = await this.#o.transport.block(["BRPOP", ...this.#queueKeys, this.#o.blockSeconds], { signal });
       if (!Array.isArray(reply)) return [];
       return [unit(k.queueName(String(reply[0])), String(reply[1]), 0)];
     }
@@ -347,14 +356,16 @@ export class Fetcher {
     this.#landing = [qi, batch];
     let raw: RedisReply;
     try {
-      raw = await blockingCall(this.#o.transport, [
+      // Once this settles the command is over on the server; a job that won
+      // the race against an abort is returned, and ours like any other.
+      raw = await this.#o.transport.block([
         "BLMOVE",
         this.#queueKeys[qi - 1],
         k.landing(this.#heldKeys[qi - 1]),
         "RIGHT",
         "LEFT",
         this.#o.blockSeconds,
-      ], signal);
+      ], { signal });
     } catch (error) {
       // Reply lost: a job may have landed that nobody runs. Adopt it and
       // give it back with the next call.
@@ -472,11 +483,4 @@ export class Fetcher {
 
 function unit(queue: string, raw: string, token: number): UnitOfWork {
   return { queue, raw, token, suspect: recoveredCount(raw) > 0 };
-}
-
-/** The transport's abortable blocking call, where it has one. */
-function blockingCall(transport: Transport, command: Command, signal: AbortSignal): Promise<RedisReply> {
-  const t = transport as Transport & { block?: (c: Command, o: { signal: AbortSignal }) => Promise<RedisReply> };
-  if (t.block) return t.block(command, { signal });
-  return transport.call(...(command as [string, ...RedisArg[]]));
 }

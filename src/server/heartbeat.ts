@@ -7,6 +7,7 @@
  */
 import type { Keys } from "../keys.ts";
 import { type BeatResult, HEARTBEAT } from "../scripts/heartbeat.ts";
+import { pollCheckKeys } from "../scripts/poll_check.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { BusyUnit } from "./manager.ts";
 import { type JobCounters, statKeys, STATS_TTL } from "./stats.ts";
@@ -39,6 +40,11 @@ export interface HeartbeatOptions {
   /** Resident memory in bytes, when known. */
   rss: () => number | undefined;
   quiet: () => boolean;
+  /**
+   * Run the poll check inside each beat (HTTP transports: one billed command
+   * then both beats and checks); the result comes back with the beat.
+   */
+  pollCheck?: boolean;
 }
 
 /**
@@ -114,6 +120,7 @@ export class Heartbeat {
       k.legacyWork(identity),
       k.signals(identity),
       ...statKeys(k, new Date(now)),
+      ...(this.#o.pollCheck ? pollCheckKeys(k) : []),
     ], [
       identity,
       ttl,
@@ -123,6 +130,7 @@ export class Heartbeat {
       flush?.id ?? "",
       // An idle process that wrote no work last beat has none to clear.
       work.length || this.#hadWork ? 1 : 0,
+      this.#o.pollCheck ? now / 1000 : "",
       fields.length,
       ...fields,
       ...work,

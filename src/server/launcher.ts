@@ -169,6 +169,7 @@ export function createWorker(options: WorkerOptions): Worker {
     embedded: false,
   };
   let quiet = false;
+  const pollOnBeat = http && (options.poller ?? true) && options.pollIntervalAverage === undefined;
   const heartbeat = new Heartbeat({
     transport,
     keys: k,
@@ -178,6 +179,9 @@ export function createWorker(options: WorkerOptions): Worker {
     ttl,
     rss: runtime.rss,
     quiet: () => quiet,
+    // Over HTTP the beat carries the poll check: one billed command every 20 s
+    // does both (an idle worker's bill is most of what it costs).
+    pollCheck: pollOnBeat,
   });
   const poller = new Poller({
     client,
@@ -280,7 +284,7 @@ export function createWorker(options: WorkerOptions): Worker {
       for (const manager of managers) await manager.fetcher.register();
       if (options.handleSignals ?? true) signals.listen(runtime);
       for (const manager of managers) manager.start();
-      if (options.poller ?? true) poller.start();
+      if ((options.poller ?? true) && !pollOnBeat) poller.start();
       scheduleBeat();
       logger.info("edgekiq worker started", {
         identity,
@@ -328,7 +332,10 @@ export function createWorker(options: WorkerOptions): Worker {
     poll: () => poller.runOnce(),
     flushStats: () => worker.beat().then(() => {}),
     async beat() {
-      const { signal, existed } = await heartbeat.beat();
+      const { signal, existed, check } = await heartbeat.beat();
+      if (check && state === "running" && !stopping) {
+        void poller.act(check).catch((error) => onError(error, { context: "poller" }));
+      }
       // Alongside, not inside, the beat: nothing to send when no job ran.
       void metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
       if (!existed && beats > 0) {

@@ -128,7 +128,13 @@ export class Manager {
     if (!(await this.#idleWithin(timeoutMs))) {
       this.#o.logger.warn("hard shutdown: aborting jobs still running", { capsule: this.name, busy: this.#busy.size });
       this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
-      if (!(await this.#idleWithin(graceMs))) requeued = await this.requeueBusy();
+      if (!(await this.#idleWithin(graceMs))) {
+        // If this fails the jobs stay held: the release at stop (or recovery) gives them back.
+        requeued = await this.requeueBusy().catch((error) => {
+          this.#o.onError(error, { context: "requeue running jobs", capsule: this.name });
+          return 0;
+        });
+      }
     }
     await this.#safely(() => this.fetcher.flush(), "flush acks");
     this.#state = "stopped";

@@ -13,7 +13,7 @@ import type { Client } from "../client.ts";
 import type { Keys } from "../keys.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import { parsePayload, serializePayload, wireTime } from "../payload.ts";
-import { POLL_CHECK } from "../scripts/poll_check.ts";
+import { POLL_CHECK, type PollCheck, pollCheckKeys } from "../scripts/poll_check.ts";
 import { PROMOTE } from "../scripts/promote.ts";
 import type { RedisArg, Transport } from "../transport/transport.ts";
 import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../periodic/mod.ts";
@@ -117,25 +117,29 @@ export class Poller {
     return await run;
   }
 
+  /**
+   * Acts on a poll check another command already made (a worker over HTTP
+   * runs it inside its heartbeat): promote, enqueue periodic ticks, prune,
+   * recover, as one poll would.
+   */
+  act(check: PollCheck, now: number = Date.now()): Promise<PollResult> {
+    const run = this.#act(check, now);
+    this.#running = run;
+    return run;
+  }
+
   async #poll(now: number): Promise<PollResult> {
+    // One command says what needs doing: an idle cycle costs just this.
+    const check = await this.#transport.script(POLL_CHECK, pollCheckKeys(this.#k), [now / 1000]);
+    return this.#act(check, now);
+  }
+
+  async #act(check: PollCheck, now: number): Promise<PollResult> {
     const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0, periodic: 0 };
     const client = this.#o.client;
     if (this.#o.periodic?.length) {
       await registerPeriodic(client, this.#o.periodic, { owner: this.#o.periodicOwner, now });
     }
-    // One command says what needs doing: an idle cycle costs just this.
-    const check = await this.#transport.script(
-      POLL_CHECK,
-      [
-        this.#k.retry,
-        this.#k.schedule,
-        this.#k.processes,
-        this.#k.processCleanup,
-        this.#k.inflightRegistry,
-        this.#k.periodicDue,
-      ],
-      [now / 1000],
-    );
     this.#processCount = check.processes;
     if (check.retryDue) result.promoted += await this.promote(this.#k.retry, now);
     if (check.scheduleDue) result.promoted += await this.promote(this.#k.schedule, now);

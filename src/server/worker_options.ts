@@ -12,7 +12,6 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { PeriodicSchedule } from "../periodic/mod.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
-import type { PollerOptions } from "./poller.ts";
 import type { DeathHandler } from "./retry.ts";
 
 /** One capsule's configuration. */
@@ -85,6 +84,12 @@ export interface WorkerOptions {
   pollMaxMs?: number;
   /** Run the scheduled poller; default true. */
   poller?: boolean;
+  /**
+   * Average seconds between scheduled-job polls across the cluster (Sidekiq's
+   * 5 s over TCP). Over HTTP the poll check runs inside each heartbeat
+   * instead (every `heartbeatInterval`, 20 s by default), so it bills no
+   * command of its own, unless `pollIntervalAverage` is set.
+   */
   averageScheduledPollInterval?: number;
   pollIntervalAverage?: number;
   /** Seconds before the first poll; default Sidekiq's 10 + rand(5). */
@@ -95,7 +100,7 @@ export interface WorkerOptions {
    * enqueued exactly once per tick by whichever process polls first.
    */
   periodic?: readonly PeriodicSchedule[];
-  /** The app owning `periodic`; see {@link PollerOptions.periodicOwner}. */
+  /** The app owning `periodic`: a schedule removed from that app's code stops at its next deploy. */
   periodicOwner?: string;
   /** Processes that died while running one job before it is buried as a poison pill; default 3. */
   maxRecoveries?: number;

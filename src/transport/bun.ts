@@ -2,10 +2,16 @@
  * The Bun transport: Bun's built-in `RedisClient`, no npm package needed.
  *
  * Bun speaks RESP3, so replies are normalised to the RESP2 shapes every
- * other transport returns (maps become flat arrays, scores become strings,
- * WITHSCORES pairs are flattened). Concurrent commands are auto-pipelined on
- * one connection; blocking pops and MULTI blocks each take a dedicated
- * connection, so nothing else interleaves with them.
+ * other transport returns (`resp3Reply`: maps become flat arrays, scores
+ * become strings, WITHSCORES pairs are flattened). Concurrent commands are
+ * auto-pipelined on one connection; blocking pops and MULTI blocks each take
+ * a dedicated connection from a pool (`pool.ts`), so nothing else
+ * interleaves with them.
+ *
+ * Lost replies: when a connection drops, Bun rejects the commands it had
+ * sent ("Connection closed") and never resends them; commands not yet sent
+ * wait for the reconnect. So Bun already follows the no-blind-resend rule
+ * (`transport.ts`); the transport only tells the two apart (`maybeApplied`).
  *
  * Known differences that cannot be normalised away: a score is formatted by
  * JavaScript (`"0.1"`) where Redis < 7.2 prints 17 digits
@@ -15,16 +21,10 @@
  * @module
  */
 import { ConfigError, toTransportError, TransportError } from "../errors.ts";
-import { runScript, type Script } from "./script.ts";
-import {
-  BLOCKING_COMMANDS,
-  type Command,
-  countTrip,
-  newCounters,
-  type RedisArg,
-  type RedisReply,
-  type Transport,
-} from "./transport.ts";
+import { type Adapter, adapterTransport } from "./adapter.ts";
+import { ConnectionPool, type DedicatedConnection } from "./pool.ts";
+import { pipelineReplies, resp3Reply } from "./reply.ts";
+import { type Command, countTrip, newCounters, type RedisReply, type Transport } from "./transport.ts";
 
 /** The part of Bun's `RedisClient` this transport uses. */
 export interface BunRedisClient {
@@ -36,6 +36,8 @@ export interface BunRedisClient {
   duplicate(): Promise<BunRedisClient>;
   /** Closes the connection; pending commands reject. */
   close(): void;
+  /** Whether the client is connected (Bun's `RedisClient` has it). */
+  readonly connected?: boolean;
 }
 
 /** Options for {@link bunTransport}. */
@@ -52,41 +54,6 @@ export interface BunTransportOptions {
   /** Options for connections this transport creates (Bun's `RedisOptions`). */
   redisOptions?: Record<string, unknown>;
 }
-
-/** Commands whose every number is a score: RESP3 doubles that RESP2 sends as strings. */
-const SCORES = new Set([
-  "ZSCORE",
-  "ZMSCORE",
-  "ZINCRBY",
-  "ZRANGE",
-  "ZRANGEBYSCORE",
-  "ZREVRANGE",
-  "ZREVRANGEBYSCORE",
-  "ZPOPMIN",
-  "ZPOPMAX",
-  "BZPOPMIN",
-  "BZPOPMAX",
-  "ZMPOP",
-  "BZMPOP",
-  "ZRANDMEMBER",
-  "ZUNION",
-  "ZINTER",
-  "ZDIFF",
-]);
-/** Commands whose RESP3 [field, value] pairs RESP2 sends flat. */
-const FLAT_PAIRS = new Set([
-  "ZRANGE",
-  "ZRANGEBYSCORE",
-  "ZREVRANGE",
-  "ZREVRANGEBYSCORE",
-  "ZPOPMIN",
-  "ZPOPMAX",
-  "ZRANDMEMBER",
-  "ZUNION",
-  "ZINTER",
-  "ZDIFF",
-  "HRANDFIELD",
-]);
 
 /**
  * Creates a transport over Bun's `RedisClient`. Only usable under Bun.
@@ -115,148 +82,121 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
   const clientOptions = { maxRetries: 3, ...options.redisOptions };
   const main = options.client ?? new RedisClient!(url, clientOptions);
   const ownsMain = !options.client || options.owned === true;
-  const idle: BunRedisClient[] = [];
-  const all = new Set<BunRedisClient>();
   const broken = new WeakSet<BunRedisClient>();
   const counters = newCounters();
   let closed = false;
 
-  const exec = async (conn: BunRedisClient, command: string, args: readonly RedisArg[]): Promise<RedisReply> => {
+  /** Sends one command and returns Bun's raw reply; rejects with a `TransportError`. */
+  const raw = async (conn: BunRedisClient, [name, ...args]: Command): Promise<unknown> => {
     try {
       if (broken.has(conn)) {
         await conn.connect();
         broken.delete(conn);
       }
-      return normalize(command.toUpperCase(), args, await conn.send(command, args.map(String)));
+      return await conn.send(name, args.map(String));
     } catch (error) {
-      throw mapError(conn, error);
+      const mapped = mapError(name, error);
+      // A client that gave up stays dead until connect(): revive it next time.
+      if (mapped.kind === "connection" && !closed) broken.add(conn);
+      throw mapped;
     }
   };
+  const send = async (conn: BunRedisClient, command: Command): Promise<RedisReply> =>
+    resp3Reply(command, await raw(conn, command));
 
-  const mapError = (conn: BunRedisClient, error: unknown): TransportError => {
-    const mapped = (error as { code?: string })?.code === "ERR_REDIS_CONNECTION_CLOSED"
-      ? new TransportError("connection", (error as Error).message, { cause: error })
-      : toTransportError(error);
-    // A client that gave up stays dead until connect(): revive it next time.
-    if (mapped.kind === "connection" && !closed) broken.add(conn);
-    return mapped;
-  };
-
-  const withDedicated = async <T>(fn: (conn: BunRedisClient) => Promise<T>): Promise<T> => {
-    if (closed) throw new TransportError("connection", "Cannot send as the transport is closed");
-    let conn = idle.pop();
-    if (!conn) {
-      conn = RedisClient && !options.client ? new RedisClient(url, clientOptions) : await main.duplicate();
-      all.add(conn);
-    }
-    try {
-      return await fn(conn);
-    } finally {
-      if (closed) conn.close();
-      else idle.push(conn);
-    }
-  };
-
-  const send = (command: string, ...args: RedisArg[]): Promise<RedisReply> => {
-    countTrip(counters, 1);
-    return BLOCKING_COMMANDS.has(command.toUpperCase())
-      ? withDedicated((conn) => exec(conn, command, args))
-      : exec(main, command, args);
-  };
-
-  const transaction = (commands: readonly Command[]) =>
-    withDedicated(async (conn) => {
-      // MULTI, the commands and EXEC go out in one auto-pipelined write; the
-      // dedicated connection keeps other callers' commands out of the block.
-      const replies = await Promise.allSettled([
-        exec(conn, "MULTI", []),
-        ...commands.map(([name, ...args]) => exec(conn, name, args)),
-        exec(conn, "EXEC", []),
-      ]);
-      const exec_ = replies[replies.length - 1];
-      if (exec_.status === "rejected") {
-        // EXECABORT (a command was refused while queueing): nothing applied.
-        const refused = replies.slice(1, -1).find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
-        const reason = refused ? ` (${(refused.reason as Error).message.trim()})` : "";
-        const error = exec_.reason as TransportError;
-        throw error.kind === "connection" ? error : new TransportError(error.kind, error.message + reason, {
-          cause: error,
-        });
+  const pool = new ConnectionPool<DedicatedConnection & { client: BunRedisClient }>({
+    async open() {
+      // No reconnects for ours: a dropped dedicated connection is replaced,
+      // since its CLIENT ID would change.
+      const conn = RedisClient && !options.client
+        ? new RedisClient(url, { ...clientOptions, autoReconnect: false })
+        : await main.duplicate();
+      try {
+        const id = Number(await raw(conn, ["CLIENT", "ID"]));
+        return {
+          id,
+          client: conn,
+          send: (command) => send(conn, command),
+          isOpen: () => conn.connected !== false,
+          close: () => conn.close(),
+        };
+      } catch (error) {
+        conn.close();
+        throw error;
       }
-      const results = exec_.value as RedisReply[];
-      // Runtime errors inside EXEC arrive as Error objects (see normalize).
-      const failure = results.find((r) => (r as unknown) instanceof Error);
-      if (failure) throw toTransportError(failure);
-      return commands.map(([name, ...args], i) => renormalize(name.toUpperCase(), args, results[i]));
+    },
+    unblock(id) {
+      countTrip(counters, 1);
+      return raw(main, ["CLIENT", "UNBLOCK", id]);
+    },
+  });
+
+  // MULTI, the commands and EXEC go out in one auto-pipelined write on a
+  // dedicated connection, which keeps other callers' commands out of the block.
+  const transaction = (commands: readonly Command[]): Promise<RedisReply[]> =>
+    pool.use(async ({ client }) => {
+      const replies = await Promise.allSettled([
+        raw(client, ["MULTI"]),
+        ...commands.map((command) => raw(client, command)),
+        raw(client, ["EXEC"]),
+      ]);
+      const exec = replies[replies.length - 1];
+      if (exec.status === "rejected") {
+        const error = exec.reason as TransportError;
+        if (error.kind === "connection") throw error;
+        // EXECABORT: nothing applied. The refusals say why (OOM, unknown command).
+        const previousErrors = replies.slice(1, -1).flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+        throw toTransportError(Object.assign(new Error(error.message), { previousErrors }), { maybeApplied: false });
+      }
+      // Runtime errors inside EXEC arrive as Error objects in its array.
+      const results = exec.value as unknown[];
+      return pipelineReplies(
+        results.map((value) => (value instanceof Error ? { error: value } : { value })),
+        (value, i) => resp3Reply(commands[i], value),
+      );
     });
 
-  return {
+  const adapter: Adapter = {
     kind: "bun",
-    blocking: true,
     counters,
-    call: send,
-    async pipeline(commands: readonly Command[], pipelineOptions = {}) {
-      if (commands.length === 0) return [];
-      countTrip(counters, commands.length);
-      if (pipelineOptions.atomic) return transaction(commands);
+    send: (command) => send(main, command),
+    async batch(commands, atomic) {
+      if (atomic) return await transaction(commands);
       // Sent together, Bun auto-pipelines them into one write.
-      const settled = await Promise.allSettled(commands.map(([name, ...args]) => exec(main, name, args)));
-      const failure = settled.find((s) => s.status === "rejected");
-      if (failure) throw (failure as PromiseRejectedResult).reason;
-      return settled.map((s) => (s as PromiseFulfilledResult<RedisReply>).value);
+      const settled = await Promise.allSettled(commands.map((command) => raw(main, command)));
+      return pipelineReplies(
+        settled.map((s) => (s.status === "rejected" ? { error: s.reason } : { value: s.value })),
+        (value, i) => resp3Reply(commands[i], value),
+      );
     },
-    script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
-      return runScript(send, script, keys, args);
-    },
+    block: (command, signal) => pool.block(command, signal),
     close() {
       closed = true;
-      // close() rejects pending blocking calls at once ("Connection closed").
-      for (const conn of all) conn.close();
-      all.clear();
-      idle.length = 0;
+      pool.close(); // close() rejects pending blocking calls at once ("Connection closed")
       if (ownsMain) main.close();
       return Promise.resolve();
     },
   };
+  return adapterTransport(adapter);
 }
 
-/** Redis's text for a double: `inf`, `-inf`, or the shortest round-trip form. */
-function score(value: unknown): RedisReply {
-  if (value === Infinity) return "inf";
-  if (value === -Infinity) return "-inf";
-  if (typeof value === "number") return String(value);
-  if (Array.isArray(value)) return value.map(score);
-  return plain(value);
-}
-
-function normalize(command: string, args: readonly RedisArg[], value: unknown): RedisReply {
-  // EXEC's array carries each queued command's reply: normalised per command later.
-  if (command === "EXEC" && Array.isArray(value)) return value.map((v) => (v instanceof Error ? v : plain(v))) as never;
-  return renormalize(command, args, plain(value));
-}
-
-function renormalize(command: string, args: readonly RedisArg[], value: RedisReply): RedisReply {
-  const incr = command === "ZADD" && args.some((a) => String(a).toUpperCase() === "INCR");
-  if (SCORES.has(command) || incr) value = score(value);
-  if (FLAT_PAIRS.has(command) && Array.isArray(value) && value.some(Array.isArray)) {
-    return value.flatMap((pair) => (Array.isArray(pair) ? pair : [pair]));
+/**
+ * Maps a Bun failure. Bun rejects the commands it had sent with "Connection
+ * closed" when a connection drops: those may have run. Its other connection
+ * errors ("Connection has failed", "Max reconnection attempts reached", an
+ * offline queue that is off) concern commands that were never sent.
+ */
+function mapError(command: string, error: unknown): TransportError {
+  const { code, message = String(error) } = (error ?? {}) as { code?: string; message?: string };
+  if (typeof code === "string" && code.startsWith("ERR_REDIS_CONNECTION")) {
+    if (message === "Connection closed") {
+      return new TransportError(
+        "connection",
+        `Cannot know whether Redis ran ${command.toUpperCase()} as the connection closed before its reply came`,
+        { cause: error, maybeApplied: true },
+      );
+    }
+    return new TransportError("connection", `Cannot reach Redis: ${message}`, { cause: error, maybeApplied: false });
   }
-  return value;
-}
-
-const utf8 = new TextDecoder();
-
-function plain(value: unknown): RedisReply {
-  if (value === null || value === undefined || value === false) return null;
-  if (value === true) return 1;
-  if (typeof value === "string" || typeof value === "number") return value;
-  if (Array.isArray(value)) return value.map(plain);
-  if (value instanceof Uint8Array) return utf8.decode(value);
-  if (value instanceof Error) return value.message;
-  if (value instanceof Set) return [...value].map(plain);
-  if (typeof value === "object") {
-    // RESP3 maps (HGETALL, CONFIG GET) arrive as objects: RESP2 sends them flat.
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [k, plain(v)]);
-  }
-  return String(value);
+  return toTransportError(error, /refused/i.test(message) ? { maybeApplied: false } : {});
 }

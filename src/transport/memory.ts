@@ -13,7 +13,15 @@ import { ReplyError } from "./memory/args.ts";
 import { blockTimeout } from "./memory/lists.ts";
 import { Store } from "./memory/store.ts";
 import type { Script } from "./script.ts";
-import { type Command, countTrip, newCounters, type RedisArg, type RedisReply, type Transport } from "./transport.ts";
+import {
+  type BlockOptions,
+  type Command,
+  countTrip,
+  newCounters,
+  type RedisArg,
+  type RedisReply,
+  type Transport,
+} from "./transport.ts";
 
 /** A client parked in a blocking pop. */
 interface Waiter {
@@ -88,7 +96,8 @@ export function memoryTransport(): Transport {
     }
   };
 
-  const block = (command: string, args: readonly RedisArg[]): Promise<RedisReply> => {
+  const block = (command: string, args: readonly RedisArg[], signal?: AbortSignal): Promise<RedisReply> => {
+    if (signal?.aborted) return Promise.resolve(null);
     let immediate: RedisReply;
     let ms: number;
     try {
@@ -105,6 +114,15 @@ export function memoryTransport(): Transport {
     const keys = isMove ? [a[0]] : a.slice(0, -1);
     return new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (reply: RedisReply) => {
+        signal?.removeEventListener("abort", abort);
+        resolve(reply);
+      };
+      const abort = () => {
+        const i = waiters.indexOf(waiter);
+        if (i >= 0) waiters.splice(i, 1);
+        waiter.cancel();
+      };
       const waiter: Waiter = {
         keys,
         serve(ready) {
@@ -113,20 +131,24 @@ export function memoryTransport(): Transport {
           clearTimeout(timer);
           try {
             if (command === "BRPOP" || command === "BLPOP") {
-              resolve([key, run(command === "BRPOP" ? "RPOP" : "LPOP", [key])]);
+              settle([key, run(command === "BRPOP" ? "RPOP" : "LPOP", [key])]);
             } else {
-              resolve(run("LMOVE", command === "BLMOVE" ? a.slice(0, 4) : [a[0], a[1], "RIGHT", "LEFT"]));
+              settle(run("LMOVE", command === "BLMOVE" ? a.slice(0, 4) : [a[0], a[1], "RIGHT", "LEFT"]));
             }
           } catch (error) {
+            signal?.removeEventListener("abort", abort);
             reject(error);
           }
           return true;
         },
         cancel() {
           clearTimeout(timer);
-          resolve(null);
+          settle(null);
         },
       };
+      // An abort answers the waiter with null at once: it is out of the
+      // waiters list, so no later push can serve it.
+      signal?.addEventListener("abort", abort, { once: true });
       if (ms > 0) {
         const deadline = Date.now() + ms;
         const arm = () => {
@@ -135,7 +157,7 @@ export function memoryTransport(): Transport {
             if (deadline > Date.now()) return arm();
             const i = waiters.indexOf(waiter);
             if (i >= 0) waiters.splice(i, 1);
-            resolve(null);
+            settle(null);
           }, Math.min(Math.max(left, 0), MAX_DELAY));
         };
         arm();
@@ -144,7 +166,7 @@ export function memoryTransport(): Transport {
     });
   };
 
-  return {
+  const transport: Transport = {
     kind: "memory",
     blocking: true,
     // Commands apply synchronously, as they are called.
@@ -161,6 +183,21 @@ export function memoryTransport(): Transport {
       } finally {
         serveBlocked();
       }
+    },
+    block([command, ...args]: Command, options: BlockOptions): Promise<RedisReply> {
+      if (options.signal.aborted) return Promise.resolve(null);
+      countTrip(counters, 1);
+      const upper = command.toUpperCase();
+      if (BLOCKING.has(upper)) return block(upper, args, options.signal);
+      return Promise.reject(
+        new TransportError("command", `Cannot block on ${command}: the memory transport blocks on ${[...BLOCKING]}`, {
+          maybeApplied: false,
+        }),
+      );
+    },
+    // Requests apply at once, as they are called: there is nothing to abort.
+    withSignal(): Transport {
+      return transport;
     },
     pipeline(commands: readonly Command[], options = {}): Promise<RedisReply[]> {
       if (commands.length === 0) return Promise.resolve([]);
@@ -216,4 +253,5 @@ export function memoryTransport(): Transport {
       return Promise.resolve();
     },
   };
+  return transport;
 }

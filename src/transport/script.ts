@@ -9,7 +9,7 @@
  * @module
  */
 import { TransportError } from "../errors.ts";
-import type { RedisArg, RedisReply } from "./transport.ts";
+import type { RedisArg, RedisReply } from "./values.ts";
 
 /** The synchronous `redis.call` a script twin uses, like Lua's. */
 export interface ScriptRedis {
@@ -34,11 +34,20 @@ export interface Script<R = RedisReply> {
   readonly twin: ScriptTwin;
   /** Turns the raw reply into the script's typed result. */
   readonly decode: (reply: RedisReply) => R;
+  /**
+   * Whether running the script twice does no more than running it once, so a
+   * transport may send it again after a lost reply (see `transport.ts`).
+   * False unless declared.
+   */
+  readonly idempotent: boolean;
 }
 
 /**
  * Declares a script. The Lua source is prefixed with a header naming KEYS
- * and ARGV, so `SCRIPT` listings and slow logs are readable.
+ * and ARGV, so `SCRIPT` listings and slow logs are readable. Declare
+ * `idempotent: true` only for a script whose second run changes nothing
+ * (it reads, or writes what is already written): transports may then send it
+ * again after a lost reply; any other script is never resent.
  *
  * @example
  * ```ts
@@ -57,6 +66,7 @@ export function defineScript<R = RedisReply>(definition: {
   lua: string;
   twin: ScriptTwin;
   decode?: (reply: RedisReply) => R;
+  idempotent?: boolean;
 }): Script<R> {
   const header = `-- edgekiq:${definition.name}\n-- KEYS: ${definition.keys.join(", ")}\n-- ARGV: ${
     definition.argv.join(", ")
@@ -68,6 +78,7 @@ export function defineScript<R = RedisReply>(definition: {
     lua: header + definition.lua.trim() + "\n",
     twin: definition.twin,
     decode: definition.decode ?? ((reply) => reply as R),
+    idempotent: definition.idempotent ?? false,
   };
 }
 

@@ -1,20 +1,41 @@
 /**
  * The abstract Redis transport: the only thing the core knows about Redis.
- * Adapters (`memory`, `ioredis`, `bun`, `upstash`) implement it in a few
- * hundred lines each.
+ * Adapters (`memory`, `ioredis`, `bun`, `upstash`) implement it; the three
+ * network ones are thin layers over one request core (`adapter.ts`).
+ *
+ * ## Lost replies and retries
+ *
+ * Any request can lose its reply: the connection drops after Redis ran the
+ * command but before the answer came back. Sending it again would run a write
+ * twice (a push stored twice, a fetch taking a second batch), so the rule is:
+ *
+ * - A transport never resends a request on its own unless the request is
+ *   idempotent: every command in it is in {@link IDEMPOTENT_COMMANDS} (all
+ *   of a pipeline's, atomic or not), or it is a script declared with
+ *   `idempotent: true`.
+ * - An idempotent request is retried at most once, only after a "connection"
+ *   error whose request may have reached Redis, and only once the client has
+ *   reconnected (the resend waits in the client's queue). A request that
+ *   certainly never reached Redis is not retried: the client already tried
+ *   to reconnect before giving up on it.
+ * - Anything else rejects with a `TransportError` of kind "connection" whose
+ *   `maybeApplied` says whether Redis may have run it: true when it was sent
+ *   and no reply came, false when it never left (refused connection, the
+ *   client gave up before sending). The caller, who knows what the write
+ *   means, decides how to find out or to make it safe to repeat.
+ *
+ * The underlying clients are configured to match: ioredis with
+ * `autoResendUnfulfilledCommands: false` (and the commands it would then
+ * leave pending forever rejected by the transport), Bun's `RedisClient`
+ * rejects in-flight commands on a dropped connection by itself, and
+ * `@upstash/redis` runs with its own retries off.
  *
  * @module
  */
 import type { Script } from "./script.ts";
+import type { Command, RedisArg, RedisReply } from "./values.ts";
 
-/** An argument to a Redis command. Numbers are sent as their decimal text. */
-export type RedisArg = string | number;
-
-/**
- * A normalised Redis reply: bulk and simple strings stay strings (never
- * JSON-decoded), integers are numbers, nil is `null`, arrays nest.
- */
-export type RedisReply = string | number | null | RedisReply[];
+export type { Command, RedisArg, RedisReply } from "./values.ts";
 
 /**
  * Redis's blocking commands. TCP adapters give each its own connection (the
@@ -31,8 +52,74 @@ export const BLOCKING_COMMANDS: ReadonlySet<string> = new Set([
   "BZMPOP",
 ]);
 
-/** One command for a pipeline: its name, then its arguments. */
-export type Command = readonly [name: string, ...args: RedisArg[]];
+/**
+ * Commands a transport may send again after a lost reply: they only read, so
+ * running one twice changes nothing. Two-word commands are listed as
+ * `"SCRIPT EXISTS"`. See the module doc for the rule.
+ */
+export const IDEMPOTENT_COMMANDS: ReadonlySet<string> = new Set([
+  "GET",
+  "MGET",
+  "STRLEN",
+  "HGET",
+  "HMGET",
+  "HGETALL",
+  "HLEN",
+  "HEXISTS",
+  "HKEYS",
+  "HVALS",
+  "LRANGE",
+  "LLEN",
+  "LINDEX",
+  "LPOS",
+  "ZRANGE",
+  "ZRANGEBYSCORE",
+  "ZREVRANGE",
+  "ZREVRANGEBYSCORE",
+  "ZCARD",
+  "ZCOUNT",
+  "ZSCORE",
+  "ZMSCORE",
+  "ZRANK",
+  "ZREVRANK",
+  "SCARD",
+  "SMEMBERS",
+  "SISMEMBER",
+  "SMISMEMBER",
+  "EXISTS",
+  "TYPE",
+  "TTL",
+  "PTTL",
+  "INFO",
+  "PING",
+  "ECHO",
+  "TIME",
+  "DBSIZE",
+  "SCAN",
+  "ZSCAN",
+  "SSCAN",
+  "HSCAN",
+  "SCRIPT EXISTS",
+  "CLIENT ID",
+]);
+
+/**
+ * Whether every command of a request is read-only, so a transport may send
+ * it again after a lost reply.
+ *
+ * @example
+ * ```ts
+ * isIdempotent([["GET", "k"], ["LLEN", "q"]]); // true
+ * isIdempotent([["GET", "k"], ["LPUSH", "q", "x"]]); // false
+ * ```
+ */
+export function isIdempotent(commands: readonly Command[]): boolean {
+  return commands.every(([name, first]) => {
+    const upper = name.toUpperCase();
+    return IDEMPOTENT_COMMANDS.has(upper) ||
+      (first !== undefined && IDEMPOTENT_COMMANDS.has(`${upper} ${String(first).toUpperCase()}`));
+  });
+}
 
 /**
  * What a transport has sent so far. A pipeline of k commands counts k
@@ -50,6 +137,12 @@ export interface TransportCounters {
 export interface PipelineOptions {
   /** Wrap the commands in MULTI/EXEC so they apply all-or-nothing. */
   atomic?: boolean;
+}
+
+/** Options for {@link Transport.block}. */
+export interface BlockOptions {
+  /** Aborts the wait: the call then resolves with `null`. */
+  signal: AbortSignal;
 }
 
 /**
@@ -81,8 +174,26 @@ export interface Transport {
   readonly ordered?: boolean;
   /** Running totals of commands and round trips. */
   readonly counters: TransportCounters;
-  /** Sends one command. Rejects with a `TransportError`. */
+  /**
+   * Sends one command. Rejects with a `TransportError`. A blocking command
+   * (see {@link BLOCKING_COMMANDS}) runs as {@link Transport.block} would,
+   * without a way to abort it.
+   */
   call(command: string, ...args: RedisArg[]): Promise<RedisReply>;
+  /**
+   * Runs a blocking command (BLMOVE, BRPOP, BLMPOP...) on a connection of its
+   * own, so the wait stalls nothing else. Resolves with the reply, or `null`
+   * when it timed out or `signal` aborted it.
+   *
+   * When the promise settles the command is no longer pending on the server:
+   * an aborted call can never move or pop anything afterwards. A reply that
+   * arrived together with the abort (a push won the race) is returned, never
+   * dropped, so the caller always learns what was taken. An abort before the
+   * call starts resolves `null` without sending anything. TCP transports
+   * abort with `CLIENT UNBLOCK` (the connection stays open and is reused);
+   * HTTP transports (`blocking: false`) reject with a `TransportError`.
+   */
+  block(command: Command, options: BlockOptions): Promise<RedisReply>;
   /**
    * Sends many commands in one round trip; replies come back in order. If any
    * command fails the promise rejects with the first failure (the others
@@ -94,6 +205,16 @@ export interface Transport {
    * once. The memory transport runs the script's JavaScript twin instead.
    */
   script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R>;
+  /**
+   * A view of this transport (same connection, same counters) whose requests
+   * give up when `signal` fires: a pending request then rejects with a
+   * "connection" `TransportError` whose `maybeApplied` is true (it was sent),
+   * and a request made after it fired rejects at once without being sent.
+   * HTTP transports cancel the request itself; TCP transports stop waiting
+   * for the reply; the memory transport, whose requests finish at once,
+   * may return itself. `close()` on a view closes the shared connection.
+   */
+  withSignal?(signal: AbortSignal): Transport;
   /**
    * Closes every connection. Pending blocking calls settle at once: the TCP
    * adapters reject them, the memory transport answers them with `null`.

@@ -4,8 +4,8 @@
  * can hit to promote scheduled jobs and drain the queues within a time
  * budget, answering JSON counts.
  *
- * - `POST /poll`: promote due scheduled and retry jobs, prune dead
- *   processes, recover orphans ({@link pollOnce});
+ * - `POST /poll`: promote due scheduled and retry jobs, enqueue due
+ *   periodic jobs, prune dead processes, recover orphans ({@link pollOnce});
  * - `POST /drain`: run queued jobs until empty or out of budget ({@link drain});
  * - `POST /tick`: both, poll first: the handler to point a cron at (also
  *   `GET /tick`, since Vercel Cron sends GET).
@@ -21,6 +21,7 @@ import { describe } from "../payload.ts";
 import { drain, type DrainOptions, type DrainResult } from "../server/drain.ts";
 import { logErrors } from "../server/identity.ts";
 import { pollOnce, type PollResult } from "../server/poller.ts";
+import type { PeriodicSchedule } from "../periodic/mod.ts";
 import type { Transport } from "../transport/transport.ts";
 import { equalSecrets } from "./secrets.ts";
 
@@ -39,6 +40,14 @@ export interface TickOptions extends Omit<DrainOptions, "budgetMs"> {
   clientMiddleware?: ClientMiddleware[];
   /** Recoveries of one orphaned job before it is buried; default 3. */
   maxRecoveries?: number;
+  /**
+   * Cron schedules this app declares, as the worker's `periodic`: each poll
+   * registers them (no command while the registration is fresh) and
+   * enqueues the due ticks of every app's schedules.
+   */
+  periodic?: readonly PeriodicSchedule[];
+  /** Who owns `periodic` (an app name), as the worker's `periodicOwner`. */
+  periodicOwner?: string;
 }
 
 /** Options for {@link cronRoutes}. */
@@ -53,7 +62,7 @@ export interface CronRoutesOptions<E extends object = Record<string, unknown>> e
   auth: CronAuth<E>;
 }
 
-/** What `/tick` answers: the poll's and the drain's counts. */
+/** What `/tick` answers: the poll's counts (`periodic`: periodic jobs enqueued) and the drain's. */
 export interface TickResult {
   poll: PollResult;
   drain: DrainResult;
@@ -76,29 +85,58 @@ const DEFAULT_BUDGET_MS = 10_000;
  * ```
  */
 export async function pollAndDrain(options: TickOptions): Promise<TickResult> {
-  const started = Date.now();
   const budgetMs = options.budgetMs ?? DEFAULT_BUDGET_MS;
   if (typeof budgetMs !== "number" || !(budgetMs > 0)) {
     throw new ConfigError(`Cannot run a cron tick as 'budgetMs' must be > 0: current value is ${describe(budgetMs)}`);
   }
-  const poll = await pollOnce({
-    client: pollClient(options),
-    logger: options.logger,
-    maxRecoveries: options.maxRecoveries,
-    onError: options.onError,
-  });
-  const left = Math.max(1, budgetMs - (Date.now() - started));
+  return await tick(sharedClients(options.transport, options), { ...options, budgetMs });
+}
+
+/** Poll, then drain for what is left of the budget. */
+async function tick(client: Client, options: TickOptions & { budgetMs: number }): Promise<TickResult> {
+  const started = Date.now();
+  const poll = await pollWith(client, options);
+  const left = Math.max(1, options.budgetMs - (Date.now() - started));
   return { poll, drain: await drain({ ...options, budgetMs: left }) };
 }
 
-function pollClient(options: Omit<TickOptions, "budgetMs">): Client {
-  return new Client({
-    transport: options.transport,
-    prefix: options.prefix,
-    timeFormat: options.timeFormat,
-    middleware: options.clientMiddleware,
+type ClientSettings = Pick<TickOptions, "prefix" | "timeFormat" | "clientMiddleware">;
+
+function pollWith(client: Client, options: Omit<TickOptions, "transport" | "budgetMs">): Promise<PollResult> {
+  return pollOnce({
+    client,
+    logger: options.logger,
+    maxRecoveries: options.maxRecoveries,
+    onError: options.onError,
+    periodic: options.periodic,
+    periodicOwner: options.periodicOwner,
   });
 }
+
+/**
+ * One Client per transport (and settings), kept for the life of the
+ * isolate: the periodic registration is remembered per Client, so a warm
+ * isolate's next tick sends no registration while it is fresh.
+ */
+function clientCache(): (transport: Transport, settings: ClientSettings) => Client {
+  const clients = new WeakMap<Transport, { settings: ClientSettings; client: Client }>();
+  return (transport, settings) => {
+    const held = clients.get(transport);
+    if (
+      held && held.settings.prefix === settings.prefix && held.settings.timeFormat === settings.timeFormat &&
+      held.settings.clientMiddleware === settings.clientMiddleware
+    ) {
+      return held.client;
+    }
+    const { prefix, timeFormat, clientMiddleware: middleware } = settings;
+    const client = new Client({ transport, prefix, timeFormat, middleware });
+    clients.set(transport, { settings: { prefix, timeFormat, clientMiddleware: middleware }, client });
+    return client;
+  };
+}
+
+/** The clients of {@link pollAndDrain}, shared by its calls in this isolate. */
+const sharedClients = clientCache();
 
 /**
  * Checks `Authorization: Bearer <secret>` in constant time (both sides are
@@ -153,6 +191,8 @@ export function cronRoutes<E extends object = Record<string, unknown>>(
     throw new ConfigError(`Cannot build cron routes as 'budgetMs' must be > 0: current value is ${describe(budgetMs)}`);
   }
   const resolve = (env: E): Transport => typeof transport === "function" ? transport(env) : transport;
+  // Built once per transport for this instance, not per request (see clientCache).
+  const clients = clientCache();
 
   const app = new Hono<{ Bindings: E }>();
   const report = rest.onError ?? logErrors(rest.logger ?? silentLogger);
@@ -177,19 +217,15 @@ export function cronRoutes<E extends object = Record<string, unknown>>(
   });
   app.post("/poll", async (c) => {
     const t = resolve(c.env);
-    const poll = await pollOnce({
-      client: pollClient({ ...rest, transport: t }),
-      logger: rest.logger,
-      maxRecoveries: rest.maxRecoveries,
-      onError: rest.onError,
-    });
-    return c.json({ poll });
+    return c.json({ poll: await pollWith(clients(t, rest), rest) });
   });
   app.post("/drain", async (c) => c.json({ drain: await drain({ ...rest, transport: resolve(c.env), budgetMs }) }));
-  const tick = async (c: Context<{ Bindings: E }>) =>
-    c.json(await pollAndDrain({ ...rest, transport: resolve(c.env), budgetMs }));
-  app.post("/tick", tick);
-  app.get("/tick", tick); // Vercel Cron sends GET
+  const onTick = async (c: Context<{ Bindings: E }>) => {
+    const t = resolve(c.env);
+    return c.json(await tick(clients(t, rest), { ...rest, transport: t, budgetMs }));
+  };
+  app.post("/tick", onTick);
+  app.get("/tick", onTick); // Vercel Cron sends GET
 
   return app;
 }

@@ -25,6 +25,7 @@ const nullTransport: Transport = {
   ordered: true,
   counters: { commands: 0, roundTrips: 0 },
   call: () => Promise.resolve(null),
+  block: () => Promise.resolve(null),
   pipeline: (batch) => {
     commands += batch.length;
     return Promise.resolve(batch.map(() => "OK"));

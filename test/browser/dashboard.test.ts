@@ -8,11 +8,13 @@
  * or a confirmation page without JavaScript); the Live Poll toggle
  * refreshes a list in place; a poll interval forced below 2 s in
  * localStorage is still 2 s, and a hidden tab does not poll; a form posted
- * from another origin is refused.
+ * from another origin is refused. The Metrics pages draw their charts once
+ * jobs have run (the overview, a class's series and histogram); on the
+ * Periodic page Pause, Resume and Enqueue now act on a schedule.
  *
  * Node only (playwright-core drives the browser from Node). Skips loudly
  * without chromium; fails instead under CI=true. Screenshots of the
- * Dashboard, Busy, Retries and a job go to $EDGEKIQ_SCREENSHOTS if set
+ * Dashboard, Busy, Retries, a job, Metrics, a class's metrics and Periodic go to $EDGEKIQ_SCREENSHOTS if set
  * (docs/screenshots for the README), else to a temporary directory.
  */
 import { after, before, describe, it } from "node:test";
@@ -24,12 +26,14 @@ import process from "node:process";
 import { Hono } from "hono";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
+import { PeriodicSet } from "../../src/api/mod.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule } from "../../src/periodic/mod.ts";
 import { dashboard, verifyBasic } from "../../src/web/mod.ts";
 import { runtimeName } from "../support/child.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";
 import { serve, type Served } from "../support/serve.ts";
 import { testWorker } from "../support/worker.ts";
-import { seedShowcase } from "./seed.ts";
+import { seedMetrics, seedShowcase } from "./seed.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = [
@@ -54,6 +58,28 @@ function skipReason(): string | false {
 }
 const skip = skipReason();
 const SLOW = { timeout: 60_000 };
+// Their jobs go to queues the test's worker does not read, so they wait there (and never block its slots).
+const SCHEDULES: PeriodicSchedule[] = [
+  {
+    cron: "30 2 * * *",
+    tz: "Europe/Berlin",
+    job: "GenerateMonthlyReport",
+    queue: "reports",
+    args: ["daily"],
+    name: "nightly-report",
+  },
+  {
+    cron: "0 7 * * MON-FRI",
+    tz: "America/New_York",
+    job: "SendDigest",
+    queue: "mail",
+    args: ["weekday"],
+    name: "weekday-digest",
+  },
+  { every: 60, job: "RefreshExchangeRates", queue: "maintenance", name: "exchange-rates" },
+  { every: 900, job: "PurgeExpiredSessions", queue: "maintenance", name: "purge-sessions", missed: { catchUp: 3 } },
+  { cron: "0 0 1 * *", tz: "UTC", job: "CloseBillingPeriod", queue: "reports", name: "month-end-billing" },
+];
 
 describe("dashboard in chromium", { skip }, () => {
   let server: { url: string; stop(): Promise<void> } | null;
@@ -119,15 +145,20 @@ describe("dashboard in chromium", { skip }, () => {
     mkdirSync(shots, { recursive: true });
 
     await seedShowcase(transport);
+    await seedMetrics(transport);
     const worker = testWorker(transport, {
       jobs: [Work, Flaky, Slow],
       concurrency: 5,
       heartbeatInterval: 0.5,
       tag: "web-1",
       labels: ["blue", "eu-west"],
+      periodic: SCHEDULES,
+      periodicOwner: "billing",
     });
     workers.push(worker);
     await worker.run();
+    // The worker registered the schedules; the ones due now are enqueued (its poller is off in tests).
+    await enqueueDuePeriodic({ client: createClient({ transport }), schedules: SCHEDULES });
 
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 30_000 });
@@ -152,7 +183,9 @@ describe("dashboard in chromium", { skip }, () => {
     await waitFor(async () => (await transport.call("HGET", workers[0].identity, "busy")) === "2", "two jobs running");
     const [, score] = (await transport.call("ZRANGE", "retry", 0, 0, "WITHSCORES")) as string[];
     const jobPath = `/retries/${Number(score)}-0a1b2c3d4e5f60718293a4b0`;
-    for (const path of ["", "/busy", "/queues", "/queues/webhooks", "/retries", "/scheduled", "/dead", jobPath]) {
+    const pages = ["", "/busy", "/queues", "/queues/webhooks", "/retries", "/scheduled", "/dead", jobPath];
+    pages.push("/metrics", "/metrics/SyncStripeCharges?period=2h", "/periodic", "/periodic/nightly-report");
+    for (const path of pages) {
       const page = await open(path);
       assert.ok(await page.locator("main").isVisible(), path);
       if (path === "") {
@@ -196,6 +229,63 @@ describe("dashboard in chromium", { skip }, () => {
     );
     assert.ok(flushed > initial, `${flushed} > ${initial}`);
     await shot(page, "dashboard", true);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("the Metrics page charts the classes that ran; a class's page draws its series and histogram", SLOW, async () => {
+    const page = await open("/metrics");
+    await page.waitForSelector("#metrics-chart canvas");
+    const row = page.locator("tr", { hasText: "SendInvoiceEmail" });
+    assert.equal(await row.count(), 1, "the worker's jobs (the live chart's test ran them) are in the table");
+    const runs = Number((await row.locator("td").nth(1).textContent())!.replace(/,/g, ""));
+    const ran = Number(await transport.call("LLEN", "ran"));
+    assert.ok(runs >= ran, `${runs} runs listed, at least the ${ran} the worker ran plus the seeded ones`);
+    assert.equal(await page.getAttribute("#metrics-chart", "data-metric"), "ms");
+    assert.equal(await page.locator("#metrics-chart .u-legend .u-series").count(), 6, "x and the top five classes");
+    await page.selectOption("#metric", "p");
+    assert.equal(await page.getAttribute("#metrics-chart", "data-metric"), "p");
+    await page.waitForSelector("#metrics-chart canvas");
+    await page.selectOption("#metric", "ms");
+    await page.setViewportSize({ width: 1100, height: 860 }); // after a redraw, a resize still fits the chart
+    await page.waitForFunction(() => document.querySelector("#metrics-chart canvas")!.clientWidth < 1100);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await shot(page, "metrics", true);
+    await page.click('a[href*="/metrics/SyncStripeCharges"]');
+    await page.waitForURL(/\/metrics\/SyncStripeCharges\?period=1h$/);
+    await page.waitForSelector("#job-chart canvas");
+    await page.waitForSelector("#histogram-chart canvas");
+    await page.selectOption('select[name="period"]', "4h");
+    await page.click('#metrics-form button[type="submit"]');
+    await page.waitForURL(/period=4h$/);
+    await page.waitForSelector("#histogram-chart canvas");
+    await shot(page, "metrics-job", true);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("Pause, Resume and Enqueue now on a periodic schedule", SLOW, async () => {
+    const set = new PeriodicSet(createClient({ transport }));
+    const page = await open("/periodic");
+    const row = () => page.locator("tr", { hasText: "nightly-report" });
+    assert.match(await row().textContent() ?? "", /30 2 \* \* \*.*Europe\/Berlin.*enabled/s);
+    await row().locator('button[value="pause"]').click();
+    await page.waitForURL(/notice=paused/);
+    assert.equal((await set.get("nightly-report"))!.enabled, false);
+    assert.match(await row().textContent() ?? "", /paused/);
+    await row().locator('button[value="resume"]').click();
+    await page.waitForURL(/notice=resumed/);
+    assert.equal((await set.get("nightly-report"))!.enabled, true);
+    const before = Number(await transport.call("LLEN", "queue:reports"));
+    await row().locator('button[value="enqueue"]').click();
+    await page.waitForURL(/notice=run-now/);
+    assert.equal(await transport.call("LLEN", "queue:reports"), before + 1);
+    const jid = (await set.get("nightly-report"))!.lastJid!;
+    assert.ok((await row().textContent())!.includes(jid), "the row shows the new last jid");
+    await page.goto(`${base}/periodic`);
+    await page.locator("tr", { hasText: "weekday-digest" }).locator('button[value="pause"]').click();
+    await page.waitForURL(/notice=paused/);
+    await shot(page, "periodic", true);
     await page.close();
     assert.deepEqual(problems, []);
   });

@@ -1,12 +1,15 @@
 /**
  * Data that makes the browser test's pages (and the README's screenshots)
  * look like a working system: six months of daily counters, a backlog in a
- * few queues, scheduled jobs, and retries with real-looking errors and
- * compressed backtraces, as Ruby Sidekiq would write them.
+ * few queues, scheduled jobs, retries with real-looking errors and
+ * compressed backtraces, as Ruby Sidekiq would write them, and an hour of
+ * execution metrics with two deploys.
  *
  * @module
  */
 import { createClient, type Transport } from "../../mod.ts";
+import { markDeploy } from "../../src/api/mod.ts";
+import { MetricsTracker } from "../../src/metrics/tracker.ts";
 import { compressBacktrace } from "../../src/server/backtrace.ts";
 
 /**
@@ -91,4 +94,45 @@ export async function seedShowcase(transport: Transport): Promise<void> {
       }),
     );
   }
+}
+
+/** Job classes for the metrics: [class, typical ms, runs a minute, failure rate]. */
+const CLASSES: ReadonlyArray<[string, number, number, number]> = [
+  ["GenerateMonthlyReport", 4_200, 3, 0.01],
+  ["SyncStripeCharges", 850, 24, 0.03],
+  ["ImportCsvJob", 2_400, 5, 0.02],
+  ["DeliverWebhook", 120, 90, 0.015],
+  ["SendInvoiceEmail", 45, 160, 0.002],
+  ["ResizeImageJob", 300, 30, 0.005],
+  ["NotifySlackJob", 90, 12, 0.001],
+];
+
+/**
+ * An hour of per-minute execution metrics for a few classes (flushed as a
+ * worker's tracker flushes them, one minute at a time), and two deploy marks.
+ *
+ * @example
+ * ```ts
+ * await seedMetrics(transport);
+ * ```
+ */
+export async function seedMetrics(transport: Transport): Promise<void> {
+  const client = createClient({ transport });
+  const tracker = new MetricsTracker();
+  const now = Date.now();
+  for (let ago = 59; ago >= 1; ago--) {
+    CLASSES.forEach(([name, ms, perMinute, failing], c) => {
+      // Smooth, repeatable variation: busier and slower in waves, a slow patch after the first deploy.
+      const load = 1 + 0.6 * Math.sin((ago + c * 7) / 6);
+      const slow = name === "SyncStripeCharges" && ago > 25 && ago < 35 ? 2.4 : 1;
+      const runs = Math.max(1, Math.round(perMinute * load));
+      for (let i = 0; i < runs; i++) {
+        const jitter = 0.6 + 0.8 * ((Math.sin(i * 12.9898 + ago * 78.233 + c) + 1) / 2);
+        tracker.record(name, ms * jitter * slow, (i + ago * 7 + c) % Math.round(1 / failing) === 0);
+      }
+    });
+    await tracker.flush(transport, client.keys, { now: new Date(now - ago * 60_000) });
+  }
+  await markDeploy(client, "9f03b11 Upgrade to edgekiq 0.1", { at: new Date(now - 48 * 60_000) });
+  await markDeploy(client, "a41c9e2 Retry Stripe timeouts with backoff", { at: new Date(now - 24 * 60_000) });
 }

@@ -108,11 +108,11 @@ process.on("exit", () => {
   for (const child of children) child.stdin?.destroy();
 });
 
-async function spawnOnce(binary: string, fixedPort?: number): Promise<TestRedis | null> {
+async function spawnOnce(binary: string, fixedPort?: number, extra: readonly string[] = []): Promise<TestRedis | null> {
   const port = fixedPort ?? await freePort();
   const dir = mkdtempSync(join(tmpdir(), "edgekiq-redis-"));
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  args.push("--daemonize", "no", "--dir", dir);
+  args.push("--daemonize", "no", "--dir", dir, ...extra);
   const child = spawn("sh", ["-c", WATCHDOG, binary, ...args], { stdio: ["pipe", "ignore", "ignore"] });
   children.add(child);
   child.on("error", () => {}); // reported below as "did not start"
@@ -148,19 +148,21 @@ async function spawnOnce(binary: string, fixedPort?: number): Promise<TestRedis 
 /**
  * Starts redis-server on a free loopback port (or `options.port`, to restart
  * a server where clients expect it) and waits until it answers PING.
+ * `options.args` are extra redis-server flags, such as a tiny maxmemory.
  *
  * @example
  * ```ts
  * const redis = await startRedis();
  * try { console.log(redis.url); } finally { await redis.stop(); }
+ * const full = await startRedis({ args: ["--maxmemory", "2mb", "--maxmemory-policy", "noeviction"] });
  * ```
  */
-export async function startRedis(options: { port?: number } = {}): Promise<TestRedis> {
+export async function startRedis(options: { port?: number; args?: readonly string[] } = {}): Promise<TestRedis> {
   const binary = redisServerPath();
   if (!binary) throw new Error("redis-server is not on PATH");
   if (options.port === 6379) throw new Error("refusing to start a test redis-server on port 6379");
   for (let attempt = 0; attempt < 5; attempt++) {
-    const server = await spawnOnce(binary, options.port);
+    const server = await spawnOnce(binary, options.port, options.args);
     if (server) return server;
   }
   throw new Error("redis-server exited at start five times (port races or a broken install)");

@@ -44,6 +44,55 @@ export function tcpTransportBehaviour(name: string, open: (url: string) => Trans
       }
     });
 
+    it("aborts a blocking call without closing its connection, and replaces one that dropped", async () => {
+      if (!server) return;
+      const r = open(server.url);
+      const connections = async () =>
+        Number(/total_connections_received:(\d+)/.exec(String(await r.call("INFO", "stats")))![1]);
+      try {
+        const q = `tcp:${Date.now()}:abort`;
+        const first = new AbortController();
+        const waiting = r.block(["BRPOP", q, 5], { signal: first.signal });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        first.abort();
+        assert.equal(await waiting, null);
+        const opened = await connections();
+        for (let i = 0; i < 20; i++) {
+          const c = new AbortController();
+          const parked = r.block(["BRPOP", q, 5], { signal: c.signal });
+          await new Promise((resolve) => setTimeout(resolve, i % 2 ? 0 : 10));
+          c.abort();
+          assert.equal(await parked, null);
+        }
+        // One may be opened while another waits for its last UNBLOCK's answer; never one per abort.
+        const more = await connections() - opened;
+        assert.ok(more <= 1, `${more} connections opened for 20 aborted calls`);
+        // A dedicated connection killed under a blocked call: the call fails
+        // (it may have moved something), and the next call gets a new one.
+        const blocked = r.block(["BRPOP", q, 5], { signal: new AbortController().signal }).catch((e: unknown) => e);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await r.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); // every one but the main connection
+        assert.ok(isConnection(await blocked), `the killed call ended with ${await blocked}`);
+        let reply: unknown = undefined;
+        for (let i = 0; i < 100 && reply === undefined; i++) {
+          reply = await r.call("LPUSH", q, "after").catch(() => undefined);
+          if (reply === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        // The idle one was killed too; the client may not have noticed yet,
+        // so one call can still fail on it before it is replaced.
+        let got: unknown = undefined;
+        for (let i = 0; i < 2 && got === undefined; i++) {
+          got = await r.block(["BRPOP", q, 1], { signal: new AbortController().signal }).catch((e) => {
+            if (!isConnection(e)) throw e;
+            return undefined;
+          });
+        }
+        assert.deepEqual(got, [q, "after"]);
+      } finally {
+        await r.close();
+      }
+    });
+
     it("close() rejects pending blocking calls at once", async () => {
       if (!server) return;
       const r = open(server.url);

@@ -5,6 +5,11 @@
  * bearer-token auth, `Upstash-Encoding: base64`, and `{error}` with status
  * 400. It counts commands, as Upstash would bill them.
  *
+ * Faults on demand: `delayMs` holds every reply back (after Redis ran the
+ * command), and `dropNextReply()` runs the next request and then cuts its
+ * connection without answering, as a reset between Upstash and the client
+ * would.
+ *
  * Served with node:http, which Node, Bun and Deno all provide, through a
  * ten-line adapter to `app.fetch` (no @hono/node-server needed).
  *
@@ -20,6 +25,10 @@ export interface UpstashGateway {
   url: string;
   /** Commands received (a pipeline of k counts k; a script counts 1). */
   readonly commands: number;
+  /** Milliseconds every reply is held back after Redis answered (0: none). */
+  delayMs: number;
+  /** Runs the next request, then closes its connection without a reply. */
+  dropNextReply(): void;
   /** Closes the HTTP server and its Redis connection. */
   stop(): Promise<void>;
 }
@@ -98,13 +107,23 @@ export async function startUpstashGateway(options: { redisUrl: string; token: st
       const results = (await m.exec()) ?? [];
       return c.json(results.map(([e, v]) => (e ? { error: e.message } : { result: encode(v as Reply, base64) })));
     } catch (error) {
-      return c.json({ error: (error as Error).message }, 400);
+      // A refused transaction, in the words Redis uses when EXEC itself
+      // finds the reason (e.g. OOM): "EXECABORT ... because of: <reason>".
+      const previous = (error as { previousErrors?: Error[] }).previousErrors ?? [];
+      const message = previous.length > 0
+        ? `EXECABORT Transaction discarded because of: ${previous[0].message}`
+        : (error as Error).message;
+      return c.json({ error: message }, 400);
     }
   });
 
+  let delayMs = 0;
+  let drop = false;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const dropThis = drop;
+    drop = false;
     const response = await app.fetch(
       new Request(`http://127.0.0.1${req.url}`, {
         method: req.method,
@@ -112,6 +131,12 @@ export async function startUpstashGateway(options: { redisUrl: string; token: st
         body: req.method === "GET" ? undefined : Buffer.concat(chunks),
       }),
     );
+    if (dropThis) {
+      req.socket.destroy();
+      return;
+    }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (req.socket.destroyed) return; // the client gave up waiting
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
@@ -121,6 +146,15 @@ export async function startUpstashGateway(options: { redisUrl: string; token: st
     url: `http://127.0.0.1:${port}`,
     get commands() {
       return commands;
+    },
+    get delayMs() {
+      return delayMs;
+    },
+    set delayMs(ms: number) {
+      delayMs = ms;
+    },
+    dropNextReply() {
+      drop = true;
     },
     async stop() {
       server.closeAllConnections?.();

@@ -6,6 +6,7 @@ import type { Command, Transport } from "../../src/transport/transport.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";
 import { conformance } from "./conformance.ts";
+import { tcpFaults } from "./conformance_faults.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 
@@ -18,6 +19,7 @@ if (!isBun) {
     const transport = bunTransport({ url: server.url });
     return {
       transport,
+      ...tcpFaults(server, (url) => bunTransport({ url })),
       flushScripts: async () => void await transport.call("SCRIPT", "FLUSH"),
       close: async () => {
         await transport.close();

@@ -11,9 +11,10 @@ import assert from "node:assert/strict";
 import { TransportError } from "../../src/errors.ts";
 import { defineScript } from "../../src/transport/script.ts";
 import type { Transport } from "../../src/transport/transport.ts";
+import { type FaultHooks, faultTests } from "./conformance_faults.ts";
 
 /** What `open` hands the suite: a transport, how to close it, and (real servers) how to flush scripts. */
-export interface ConformanceTarget {
+export interface ConformanceTarget extends FaultHooks {
   transport: Transport;
   close(): Promise<void>;
   /** SCRIPT FLUSH on a real server; absent for memory. */
@@ -336,5 +337,7 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
         (e: unknown) => e instanceof TransportError && /boom/.test(e.message),
       );
     });
+
+    faultTests({ test, key, transport: () => r, target: () => target! });
   });
 }

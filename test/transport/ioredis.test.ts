@@ -3,9 +3,12 @@ import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { TransportError } from "../../src/errors.ts";
+import { startLossyProxy } from "../support/lossy-proxy.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";
 import { conformance } from "./conformance.ts";
+import { tcpFaults } from "./conformance_faults.ts";
 
 conformance("ioredis", async () => {
   const server = await testRedis();
@@ -13,6 +16,7 @@ conformance("ioredis", async () => {
   const transport = ioredisTransport({ url: server.url });
   return {
     transport,
+    ...tcpFaults(server, (url) => ioredisTransport({ url })),
     flushScripts: async () => void await transport.call("SCRIPT", "FLUSH"),
     close: async () => {
       await transport.close();
@@ -27,6 +31,7 @@ conformance("ioredis (auto-pipelining)", async () => {
   const transport = ioredisTransport({ url: server.url, autoPipelining: true });
   return {
     transport,
+    ...tcpFaults(server, (url) => ioredisTransport({ url, autoPipelining: true })),
     close: async () => {
       await transport.close();
       await server.stop();
@@ -57,7 +62,32 @@ describe("ioredis transport", () => {
     }
   });
 
-  it("refuses RESP3 connections, whose reply shapes differ", () => {
+  it("refuses RESP3 connections, whose reply shapes differ, and resending unanswered commands", () => {
     assert.throws(() => ioredisTransport({ redisOptions: { protocol: 3, lazyConnect: true } }), ConfigError);
+    assert.throws(
+      () => ioredisTransport({ redisOptions: { autoResendUnfulfilledCommands: true, lazyConnect: true } }),
+      /autoResendUnfulfilledCommands/,
+    );
+  });
+
+  it("never resends through a given client that would (ioredis's default): it is duplicated without", async () => {
+    if (!server) return;
+    const proxy = await startLossyProxy({ redisPort: server.port });
+    const client = new Redis(proxy.url, { protocol: 2 });
+    const t = ioredisTransport({ client });
+    try {
+      await t.call("DEL", "given:list");
+      proxy.dropNextReply();
+      await assert.rejects(
+        t.call("LPUSH", "given:list", "x"),
+        (e: unknown) => e instanceof TransportError && e.kind === "connection" && e.maybeApplied,
+      );
+      assert.equal(await t.call("LLEN", "given:list"), 1, "applied once");
+      assert.equal(proxy.dropped, 1);
+    } finally {
+      await t.close();
+      client.disconnect();
+      await proxy.stop();
+    }
   });
 });

@@ -19,34 +19,15 @@ import { type EntryAction, JOB_SETS, type JobSetKind, parseEntryKey } from "./jo
 import { ConfirmPage, MessagePage } from "./pages/message.tsx";
 import { queueHref } from "./pages/queues.tsx";
 import { MAX_PAGE_SIZE, ParamError } from "./params.ts";
-import { readBatch } from "./read_batch.ts";
+import { readBatch } from "../../scripts/read_batch.ts";
+import { claimOnce, field, type Form, list } from "./form.ts";
 import { type Ctx, page, redirectWith, type RouteDeps, viewOf } from "./render.ts";
-import { isToken, newToken } from "./token.ts";
+import { isToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";
-
-/** How long a used "all" token is remembered, seconds. */
-const TOKEN_TTL = 86_400;
-
-type Form = Record<string, string | File | (string | File)[]>;
-
-function field(form: Form, name: string): string | undefined {
-  const value = form[name];
-  const one = Array.isArray(value) ? value[0] : value;
-  return typeof one === "string" ? one : undefined;
-}
-
-function list(form: Form, name: string): string[] {
-  const value = form[name];
-  return (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter((v) =>
-    typeof v === "string"
-  ) as string[];
-}
 
 /**
  * Runs an "all" action once: asks for confirmation if the form lacks it,
- * then claims the form's token (SET NX EX); a token already claimed by
- * another request means a replay, and nothing runs. A failed action frees
- * its token so the user can try again from the same page.
+ * then runs it through {@link claimOnce} (a replayed form runs nothing).
  */
 async function onceConfirmed(
   c: Ctx,
@@ -78,19 +59,7 @@ async function onceConfirmed(
       />,
     );
   }
-  const client = c.get("client");
-  const key = client.keys.webAction(token);
-  const claim = newToken();
-  const set = await client.transport.call("SET", key, claim, "NX", "EX", TOKEN_TTL);
-  // A lost reply may be resent by the client: the key holding our own claim is still ours.
-  if (set === null && (await client.transport.call("GET", key)) !== claim) return redirectWith(c, back, "already-done");
-  try {
-    const [notice, n] = await run();
-    return redirectWith(c, back, notice, n);
-  } catch (error) {
-    await client.transport.call("DEL", key).catch(() => {});
-    throw error;
-  }
+  return await claimOnce(c, token, back, run);
 }
 
 /** The entries named by `<score>-<jid>` keys, read in one script call; missing ones are skipped. */

@@ -9,6 +9,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import type { MetricsFormat } from "../../api/metrics.ts";
 import { Client } from "../../client.ts";
 import { ConfigError } from "../../errors.ts";
 import { type Logger, silentLogger } from "../../logger.ts";
@@ -20,9 +21,11 @@ import { actionRoutes } from "./action_routes.tsx";
 import { authGate, type DashboardAuth } from "./auth.ts";
 import { checkSameOrigin } from "./csrf.ts";
 import { securityHeaders } from "./headers.ts";
+import { metricsRoutes } from "./metrics_routes.tsx";
 import { notFound, pageRoutes } from "./page_routes.tsx";
 import { MessagePage } from "./pages/message.tsx";
 import { ParamError } from "./params.ts";
+import { periodicRoutes } from "./periodic_routes.tsx";
 import { type Ctx, page, type RouteDeps, viewOf } from "./render.ts";
 import type { DashboardEnv } from "./view.ts";
 
@@ -48,6 +51,12 @@ export interface DashboardOptions<E extends object = Record<string, unknown>> {
   basePath?: string;
   /** The key namespace, as the workers' `prefix`. */
   prefix?: string;
+  /**
+   * The execution-metrics keys the Metrics page reads: `"sidekiq8"` (the
+   * default; edgekiq's workers and Sidekiq 8 write them) or `"sidekiq7"` for
+   * an estate whose Ruby side still runs Sidekiq 7 (periods up to 8h).
+   */
+  metricsFormat?: MetricsFormat;
   /** Time format for jobs the dashboard rewrites (retry now, add to queue); default `"seconds"`. */
   timeFormat?: TimeFormat;
   /** The name in the header; default `"edgekiq"`. */
@@ -82,9 +91,10 @@ function mountBase(routePath: string, path: string): string {
  * `app.route("/jobs", dashboard({...}))`; links follow the mount, nested
  * ones included (`/admin/jobs`).
  *
- * Pages: Dashboard (`/`), Busy, Queues, a queue, Retries, Scheduled, Dead
- * and a job; `/stats` answers the counters as JSON (the live chart polls
- * it). Actions are POST forms that work without JavaScript.
+ * Pages: Dashboard (`/`), Busy, Queues, a queue, Retries, Scheduled, Dead,
+ * a job, Metrics (a job class's too) and Periodic (a schedule's too);
+ * `/stats` answers the counters as JSON (the live chart polls it). Actions
+ * are POST forms that work without JavaScript.
  *
  * @example
  * ```ts
@@ -119,7 +129,7 @@ export function dashboard<E extends object = Record<string, unknown>>(
   const report = options.onError ?? logErrors(options.logger ?? silentLogger);
   const deps: RouteDeps = {
     title: options.title ?? "edgekiq",
-    metrics: false, // METRICS: true once a metrics source is wired in (see page_routes.tsx)
+    metricsFormat: options.metricsFormat ?? "sidekiq8",
     setOptions: { deathHandlers: options.deathHandlers },
   };
   const clients = new WeakMap<Transport, Client>();
@@ -159,6 +169,8 @@ export function dashboard<E extends object = Record<string, unknown>>(
   });
   app.use("*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.text("The form is too large.", 413) }));
   pageRoutes(app, deps);
+  metricsRoutes(app, deps);
+  periodicRoutes(app, deps);
   actionRoutes(app, deps);
   app.all("*", (c) => {
     const base = c.get("base");

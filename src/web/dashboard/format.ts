@@ -43,6 +43,23 @@ export function formatDuration(seconds: number): string {
 }
 
 /**
+ * Milliseconds of run time as people read them: `"0.42 ms"`, `"12 ms"`,
+ * `"3.25 s"`, `"4m 10s"`.
+ *
+ * @example
+ * ```ts
+ * formatMillis(3250); // "3.25 s"
+ * ```
+ */
+export function formatMillis(ms: number): string {
+  if (!(ms > 0) || !Number.isFinite(ms)) return "0 ms";
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return formatDuration(ms / 1000);
+}
+
+/**
  * Seconds of latency with a sensible precision: `"0"`, `"0.42"`, `"12.3"`, `"1,204"`.
  *
  * @example

@@ -12,13 +12,12 @@ import { ASSETS } from "./assets/assets.ts";
 import { absoluteTime, formatCount } from "./format.ts";
 import type { Section, View } from "./view.ts";
 
-/** One nav entry. `show` hides entries whose feature is not configured. */
+/** One nav entry. */
 interface NavEntry {
   section: Section;
   path: string;
   label: string;
   badge?: (stats: StatsSnapshot) => [count: number, tone: string];
-  show?: (view: View) => boolean;
 }
 
 const NAV: readonly NavEntry[] = [
@@ -28,9 +27,9 @@ const NAV: readonly NavEntry[] = [
   { section: "retries", path: "/retries", label: "Retries", badge: (s) => [s.retrySize, "warn"] },
   { section: "scheduled", path: "/scheduled", label: "Scheduled", badge: (s) => [s.scheduledSize, ""] },
   { section: "dead", path: "/dead", label: "Dead", badge: (s) => [s.deadSize, "danger"] },
-  // METRICS: the page appears once the dashboard is given execution metrics (src/api/metrics.ts).
-  { section: "metrics", path: "/metrics", label: "Metrics", show: (view) => view.metrics },
-  // PERIODIC: a Periodic page (cron schedules, src/periodic/) plugs in here the same way.
+  // Always shown, data or not: workers write metrics by default, and an empty page says how schedules get there.
+  { section: "metrics", path: "/metrics", label: "Metrics" },
+  { section: "periodic", path: "/periodic", label: "Periodic" },
 ];
 
 /** The counters bar, in Sidekiq's order; `data-stat` names the `/stats` field that refreshes it. */
@@ -97,7 +96,7 @@ export function Layout(props: LayoutProps): Child {
             {view.title}
           </a>
           <nav class="nav">
-            {NAV.filter((entry) => entry.show?.(view) ?? true).map((entry) => {
+            {NAV.map((entry) => {
               const [count, tone] = stats && entry.badge ? entry.badge(stats) : [0, ""];
               return (
                 <a href={href(entry.path)} class={entry.section === props.section ? "active" : undefined}>

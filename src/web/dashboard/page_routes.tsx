@@ -23,7 +23,7 @@ import { QueuePage, QueuesPage } from "./pages/queues.tsx";
 import { filterText, historyDays, paging, sortOrder } from "./params.ts";
 import { redisFacts } from "./redis_info.ts";
 import { type Ctx, noticeOf, page, type RouteDeps, viewOf } from "./render.ts";
-import { loadSnapshot } from "./snapshot.ts";
+import { loadSnapshot } from "../../api/snapshot.ts";
 import { newToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";
 
@@ -199,10 +199,6 @@ export function pageRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
       "Cache-Control": "private, max-age=31536000, immutable",
     });
   });
-
-  // METRICS: when the dashboard gets execution metrics (src/api/metrics.ts), register
-  // app.get("/metrics", ...) here and set `metrics: true` in RouteDeps so the nav shows it.
-  // PERIODIC: a Periodic page (src/periodic/) registers the same way.
 }
 
 /** The 404 page for anything else under the dashboard. */

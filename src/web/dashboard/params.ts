@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { METRICS_PERIODS, type MetricsFormat, type MetricsPeriod } from "../../api/metrics.ts";
 import { EdgekiqError } from "../../errors.ts";
 import { describe } from "../../payload.ts";
 
@@ -23,6 +24,8 @@ export const DEFAULT_PAGE_SIZE = 25;
 export const LIVE_INTERVAL = { min: 2, max: 20, default: 5 } as const;
 /** The longest `substr` filter accepted. */
 export const MAX_FILTER_LENGTH = 200;
+/** The longest job class or schedule name a URL may name (the `Metrics` API's own bound). */
+export const MAX_NAME_LENGTH = 1000;
 
 function rule(name: string, text: string, value: unknown): ParamError {
   return new ParamError(`Cannot show this page as '${name}' must be ${text}: current value is ${describe(value)}`);
@@ -107,4 +110,50 @@ export function filterText(raw: string | undefined): string {
  */
 export function sortOrder(raw: string | undefined, fallback: "asc" | "desc"): "asc" | "desc" {
   return raw === "asc" || raw === "desc" ? raw : fallback;
+}
+
+/**
+ * The metrics periods a format keeps: Sidekiq 8's `1h` to `72h`, Sidekiq 7's
+ * `1h` to `8h` (it kept minute buckets only).
+ *
+ * @example
+ * ```ts
+ * metricsPeriods("sidekiq7"); // ["1h", "2h", "4h", "8h"]
+ * ```
+ */
+export function metricsPeriods(format: MetricsFormat): MetricsPeriod[] {
+  const all = Object.keys(METRICS_PERIODS) as MetricsPeriod[];
+  return format === "sidekiq7" ? all.filter((p) => METRICS_PERIODS[p].minutes) : all;
+}
+
+/**
+ * `period` for the Metrics pages: one of {@link metricsPeriods} (default
+ * `1h`). Anything else is a 400 that quotes it escaped and cut short; only
+ * a listed value ever reaches a link or a form (Sidekiq's metrics `period`
+ * XSS echoed it raw).
+ *
+ * @example
+ * ```ts
+ * metricsPeriod("24h", "sidekiq8"); // "24h"
+ * metricsPeriod("<script>", "sidekiq8"); // throws ParamError
+ * ```
+ */
+export function metricsPeriod(raw: string | undefined, format: MetricsFormat): MetricsPeriod {
+  if (raw === undefined || raw === "") return "1h";
+  const periods = metricsPeriods(format);
+  if (!(periods as string[]).includes(raw)) throw rule("period", `one of ${periods.join(", ")}`, raw);
+  return raw as MetricsPeriod;
+}
+
+/**
+ * A job class or schedule name from the URL: 1 to {@link MAX_NAME_LENGTH} characters.
+ *
+ * @example
+ * ```ts
+ * nameParam("name", "HardJob"); // "HardJob"
+ * ```
+ */
+export function nameParam(param: string, raw: string | undefined): string {
+  if (!raw || raw.length > MAX_NAME_LENGTH) throw rule(param, `1 to ${MAX_NAME_LENGTH} characters`, raw);
+  return raw;
 }

@@ -7,6 +7,7 @@
  */
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
+import type { MetricsFormat } from "../../api/metrics.ts";
 import type { JobSetOptions } from "../../api/sorted_set.ts";
 import { formatCount } from "./format.ts";
 import { liveInterval } from "./params.ts";
@@ -16,8 +17,8 @@ import type { DashboardEnv, View } from "./view.ts";
 export interface RouteDeps {
   /** Header and tab title. */
   title: string;
-  /** Whether the Metrics page exists. */
-  metrics: boolean;
+  /** The metrics key format the Metrics pages read. */
+  metricsFormat: MetricsFormat;
   /** Death handlers for jobs killed from the dashboard. */
   setOptions: JobSetOptions;
 }
@@ -44,7 +45,6 @@ export function viewOf(c: Ctx, deps: RouteDeps): View {
     now: Date.now(),
     interval: liveInterval(raw),
     intervalExplicit: raw !== undefined && raw !== "",
-    metrics: deps.metrics,
   };
 }
 
@@ -73,6 +73,11 @@ const NOTICES: Record<string, (n: number) => string> = {
   quieted: (n) => `Asked ${formatCount(n)} process${n === 1 ? "" : "es"} to quiet.`,
   stopped: (n) => `Asked ${formatCount(n)} process${n === 1 ? "" : "es"} to stop.`,
   gone: () => "Nothing was done: the job or process was already gone.",
+  paused: () => "Schedule paused: it enqueues nothing until resumed.",
+  resumed: () => "Schedule resumed: it runs again from its next tick.",
+  "not-paused": () => "Nothing was done: that schedule was not paused.",
+  "run-now": () => "Enqueued the schedule's job now; its timing is unchanged.",
+  "schedule-gone": () => "Nothing was done: that schedule is gone (no running app declares it any more).",
   "none-selected": () => "Select some rows first.",
   "already-done": () => "Nothing was done: that form had already been sent (a replay or a double click).",
 };
@@ -90,7 +95,7 @@ export function noticeOf(c: Ctx): { text: string; error?: boolean } | undefined 
   if (!name || !Object.hasOwn(NOTICES, name)) return undefined;
   const n = Number(c.req.query("n") ?? "0");
   const text = NOTICES[name](Number.isInteger(n) && n >= 0 && n < 1e9 ? n : 0);
-  return { text, error: name === "gone" || name === "none-selected" };
+  return { text, error: name === "gone" || name === "none-selected" || name === "schedule-gone" };
 }
 
 /**

@@ -25,7 +25,16 @@ export interface DashboardEnv<E extends object = Record<string, unknown>> {
 }
 
 /** The nav sections; a page names the one it belongs to. */
-export type Section = "dashboard" | "busy" | "queues" | "retries" | "scheduled" | "dead" | "metrics" | "none";
+export type Section =
+  | "dashboard"
+  | "busy"
+  | "queues"
+  | "retries"
+  | "scheduled"
+  | "dead"
+  | "metrics"
+  | "periodic"
+  | "none";
 
 /** What every page needs to render its frame. */
 export interface View {
@@ -41,6 +50,4 @@ export interface View {
   interval: number;
   /** Whether the interval came from the URL (it then wins over the browser's saved one). */
   intervalExplicit: boolean;
-  /** Whether the Metrics page exists (its nav entry shows). */
-  metrics: boolean;
 }

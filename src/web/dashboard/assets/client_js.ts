@@ -101,42 +101,141 @@ export const CLIENT_JS: string = `(function () {
     });
   }
 
-  // Charts (dashboard only), drawn by uPlot.
+  // Charts (Dashboard and Metrics pages), drawn by uPlot.
   if (!window.uPlot) return;
   var css = getComputedStyle(document.documentElement);
   function color(name) { return css.getPropertyValue(name).trim(); }
   function two(n) { return (n < 10 ? "0" : "") + n; }
   function clock(ts) { var d = new Date(ts * 1000); return two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds()); }
-  function chart(el, data, timeZone) {
-    var axis = { stroke: color("--muted"), grid: { stroke: color("--line"), width: 1 }, ticks: { stroke: color("--line"), width: 1 } };
-    // The live chart spans seconds to minutes: label it with clock times, not uPlot's sub-second ticks.
-    var xAxis = timeZone ? axis : Object.assign({}, axis, { space: 80, values: function (u, splits) { return splits.map(clock); } });
-    var opts = {
-      width: el.clientWidth || 600,
-      height: 240,
-      cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, Math.max(4, max * 1.1)]; } } },
-      axes: [xAxis, Object.assign({}, axis, { size: 60 })],
-      series: [{}, { label: "Processed", stroke: color("--accent"), fill: color("--accent") + "22", width: 2 },
-        { label: "Failed", stroke: color("--danger"), width: 2 }],
-    };
-    if (timeZone) opts.tzDate = function (ts) { return window.uPlot.tzDate(new Date(ts * 1000), timeZone); };
+  function upFrom0(floor) { return function (u, min, max) { return [0, Math.max(floor, max * 1.1)]; }; }
+  function axis(extra) {
+    return Object.assign({ stroke: color("--muted"), grid: { stroke: color("--line"), width: 1 }, ticks: { stroke: color("--line"), width: 1 } }, extra);
+  }
+  function utc(ts) { return window.uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); }
+  function draw(el, opts, data) {
+    var height = opts.height || 240;
+    opts.width = el.clientWidth || 600;
+    opts.height = height;
+    opts.cursor = opts.cursor || { drag: { x: false, y: false } };
     var plot = new window.uPlot(opts, data, el);
-    window.addEventListener("resize", function () { plot.setSize({ width: el.clientWidth || 600, height: 240 }); });
+    // One listener per element, resizing its current plot (a redrawn chart replaces a destroyed one).
+    if (!el.edgekiqPlot) window.addEventListener("resize", function () { el.edgekiqPlot.setSize({ width: el.clientWidth || 600, height: height }); });
+    el.edgekiqPlot = plot;
     return plot;
+  }
+  function ms(v) {
+    return v == null ? "--" : v < 10 ? v.toFixed(2) + " ms" : v < 1000 ? Math.round(v) + " ms" : (v / 1000).toFixed(2) + " s";
+  }
+  // Axis ticks: as short as they can be.
+  function msTick(v) { return !v ? "0" : v < 1000 ? +v.toFixed(1) + " ms" : +(v / 1000).toFixed(1) + " s"; }
+  function count(v) { return v == null ? "--" : numbers.format(v); }
+  // Deploy marks: a dashed line at each mark's bucket, its label beside it (on a lower row than the last one's,
+  // and left of the line near the right edge).
+  function marks(list) {
+    return { hooks: { draw: [function (u) {
+      if (!list || !list.length) return;
+      var ctx = u.ctx, box = u.bbox, ratio = window.uPlot.pxRatio || 1;
+      ctx.save();
+      ctx.strokeStyle = ctx.fillStyle = color("--warn");
+      ctx.setLineDash([4 * ratio, 4 * ratio]);
+      ctx.lineWidth = ratio;
+      ctx.font = Math.round(11 * ratio) + "px system-ui, sans-serif";
+      ctx.textBaseline = "top";
+      list.forEach(function (m, i) {
+        var x = Math.round(u.valToPos(m[0], "x", true));
+        if (x < box.left || x > box.left + box.width) return;
+        ctx.beginPath(); ctx.moveTo(x, box.top); ctx.lineTo(x, box.top + box.height); ctx.stroke();
+        var label = String(m[1]).slice(0, 60), width = ctx.measureText(label).width, gap = 4 * ratio;
+        var left = x + gap + width > box.left + box.width;
+        ctx.textAlign = left ? "right" : "left";
+        ctx.fillText(label, left ? x - gap : x + gap, box.top + (2 + 14 * (i % 3)) * ratio);
+      });
+      ctx.restore();
+    }] } };
+  }
+  var PROCESSED_FAILED = [{ label: "Processed", stroke: color("--accent"), fill: color("--accent") + "22", width: 2 },
+    { label: "Failed", stroke: color("--danger"), width: 2 }];
+  function timeChart(el, series, data, extra) {
+    var opts = Object.assign({ tzDate: utc, scales: { x: { time: true }, y: { range: upFrom0(4) } }, axes: [axis({}), axis({ size: 60 })], series: [{}].concat(series) }, extra);
+    return draw(el, opts, data);
   }
 
   var history = document.getElementById("history-chart");
   if (history) {
     var h = JSON.parse(history.getAttribute("data-history") || "{}");
     var days = (h.days || []).map(function (d) { return Date.parse(d + "T00:00:00Z") / 1000; });
-    chart(history, [days, h.processed || [], h.failed || []], "Etc/UTC");
+    timeChart(history, PROCESSED_FAILED, [days, h.processed || [], h.failed || []]);
+  }
+
+  // Metrics: the top classes over time, one metric at a time (total time, runs, failures, average time).
+  var overview = document.getElementById("metrics-chart");
+  if (overview) {
+    var m = JSON.parse(overview.getAttribute("data-metrics") || "{}");
+    var metric = document.getElementById("metric");
+    var shown = null;
+    var render = function (which) {
+      var perJob = (m.jobs || []).map(function (j) {
+        if (which !== "avg") return j[which];
+        return j.ms.map(function (t, i) { var ok = j.p[i] - j.f[i]; return ok > 0 ? t / ok : null; });
+      });
+      var timed = which === "ms" || which === "avg";
+      var series = (m.jobs || []).map(function (j, i) {
+        return { label: j.name, stroke: color("--c" + (i % 5)), width: 2, points: { show: false }, value: function (u, v) { return timed ? ms(v) : count(v); } };
+      });
+      if (shown) shown.destroy();
+      shown = timeChart(overview, series, [m.t || []].concat(perJob), {
+        axes: [axis({}), axis({ size: 70, values: function (u, splits) { return splits.map(timed ? msTick : count); } })],
+        plugins: [marks(m.marks)],
+      });
+      overview.setAttribute("data-metric", which);
+    };
+    if (metric) {
+      show(metric.parentNode);
+      metric.addEventListener("change", function () { render(metric.value); });
+    }
+    render(metric ? metric.value : "ms");
+  }
+
+  // One class: runs and failures per bucket, the average time on its own axis.
+  var perClass = document.getElementById("job-chart");
+  if (perClass) {
+    var s = JSON.parse(perClass.getAttribute("data-series") || "{}");
+    timeChart(perClass, [
+      { label: "Runs", stroke: color("--accent"), fill: color("--accent") + "22", width: 2, points: { show: false }, value: function (u, v) { return count(v); } },
+      { label: "Failures", stroke: color("--danger"), width: 2, points: { show: false }, value: function (u, v) { return count(v); } },
+      { label: "Average time", stroke: color("--c1"), width: 2, scale: "ms", points: { show: false }, value: function (u, v) { return ms(v); } },
+    ], [s.t || [], s.p || [], s.f || [], s.avg || []], {
+      scales: { x: { time: true }, y: { range: upFrom0(4) }, ms: { range: upFrom0(1) } },
+      axes: [axis({}), axis({ size: 60 }), axis({ scale: "ms", side: 1, size: 70, grid: { show: false }, values: function (u, splits) { return splits.map(msTick); } })],
+      plugins: [marks(s.marks)],
+    });
+  }
+
+  // The execution-time histogram: one bar per Sidekiq bucket.
+  var histogram = document.getElementById("histogram-chart");
+  if (histogram) {
+    var hg = JSON.parse(histogram.getAttribute("data-histogram") || "{}");
+    var labels = hg.labels || [];
+    var xs = labels.map(function (_, i) { return i; });
+    draw(histogram, {
+      scales: { x: { time: false, range: [-0.5, xs.length - 0.5] }, y: { range: upFrom0(4) } },
+      axes: [axis({ space: 10, grid: { show: false }, splits: function () { return xs; }, values: function (u, splits) { return splits.map(function (i) { return labels[i] || ""; }); } }),
+        axis({ size: 60 })],
+      series: [{ label: "Under", value: function (u, v) { return v == null ? "--" : labels[v]; } },
+        { label: "Runs", stroke: color("--accent"), fill: color("--accent") + "99", width: 1, points: { show: false },
+          paths: window.uPlot.paths.bars({ size: [0.8, 40] }), value: function (u, v) { return count(v); } }],
+    }, [xs, hg.counts || []]);
+    histogram.setAttribute("data-drawn", "1");
   }
 
   var live = document.getElementById("live-chart");
   if (!live) return;
   var points = [[Date.now() / 1000], [0], [0]];
-  var plot = chart(live, points);
+  // The live chart spans seconds to minutes: label it with clock times, not uPlot's sub-second ticks.
+  var plot = timeChart(live, PROCESSED_FAILED, points, {
+    tzDate: undefined,
+    axes: [axis({ space: 80, values: function (u, splits) { return splits.map(clock); } }), axis({ size: 60 })],
+  });
   var last = null;
   var total = 0;
   onResume = function () { last = null; };

@@ -9,10 +9,11 @@
 /** The stylesheet. */
 export const STYLE_CSS: string = `
 :root{--bg:#f6f7f9;--panel:#fff;--text:#1c2330;--muted:#5f6b7a;--line:#e2e6eb;--accent:#0f766e;--accent-soft:#e6f4f2;
---danger:#b42318;--danger-soft:#fdecea;--warn:#a15c07;--warn-soft:#fff4e0;--ok:#027a48;--code:#f1f3f6;--shadow:0 1px 2px rgba(16,24,40,.06)}
+--danger:#b42318;--danger-soft:#fdecea;--warn:#a15c07;--warn-soft:#fff4e0;--ok:#027a48;--code:#f1f3f6;--shadow:0 1px 2px rgba(16,24,40,.06);
+--c0:#0f766e;--c1:#7c3aed;--c2:#d97706;--c3:#2563eb;--c4:#db2777}
 @media (prefers-color-scheme:dark){:root{--bg:#0f1318;--panel:#171c23;--text:#e6e9ee;--muted:#9aa5b4;--line:#29313b;
 --accent:#2dd4bf;--accent-soft:#123330;--danger:#f97066;--danger-soft:#3a1d1b;--warn:#fdb022;--warn-soft:#3a2a10;--ok:#32d583;
---code:#11161c;--shadow:none}}
+--code:#11161c;--shadow:none;--c0:#2dd4bf;--c1:#a78bfa;--c2:#fbbf24;--c3:#60a5fa;--c4:#f472b6}}
 *{box-sizing:border-box}
 html{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--text);background:var(--bg)}
 body{margin:0;min-height:100vh;display:flex;flex-direction:column}
@@ -71,7 +72,7 @@ button[aria-pressed=true]{background:var(--accent-soft);border-color:var(--accen
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 .bar{display:flex;gap:8px;flex-wrap:wrap;align-items:center;justify-content:space-between;padding:10px 12px;
 border-bottom:1px solid var(--line)}.bar h2,.head h2{margin:0}
-form.inline{display:inline}form.inline.actions{display:inline-flex}
+form.inline{display:inline}form.inline.actions{display:inline-flex}.actions.tight{flex-wrap:nowrap}
 input[type=search],input[type=text],select{font:inherit;font-size:13px;padding:5px 9px;border:1px solid var(--line);
 border-radius:6px;background:var(--panel);color:var(--text)}
 input[type=search]{min-width:280px}
@@ -88,6 +89,8 @@ details summary{cursor:pointer;color:var(--accent);font-size:12.5px}details[open
 .status{font-size:11.5px;font-weight:600;border-radius:4px;padding:1px 6px}.status.quiet{background:var(--warn-soft);color:var(--warn)}
 .status.ok{background:var(--accent-soft);color:var(--accent)}
 .confirm{max-width:560px;margin:40px auto}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:8px}.swatch.c0{background:var(--c0)}
+.swatch.c1{background:var(--c1)}.swatch.c2{background:var(--c2)}.swatch.c3{background:var(--c3)}.swatch.c4{background:var(--c4)}
 .u-legend{font-size:12.5px;color:var(--text)}.u-legend th{background:transparent;text-transform:none;letter-spacing:0;font-weight:500}
 .u-legend td,.u-legend th{border:0;padding:2px 6px}
 `;

@@ -10,7 +10,7 @@ import type { JobRecord } from "../../../api/job_record.ts";
 import type { StatsSnapshot } from "../../../api/stats.ts";
 import { formatArgs, formatCount, formatLatency, prettyJson } from "../format.ts";
 import { Layout } from "../layout.tsx";
-import type { QueueRow } from "../snapshot.ts";
+import type { QueueRow } from "../../../api/snapshot.ts";
 import type { View } from "../view.ts";
 import { ConfirmForm, Empty, Pager, Time } from "../widgets.tsx";
 

@@ -1,23 +1,47 @@
 /**
- * What every dashboard page shows in its header (Sidekiq's `Stats`), plus,
- * on request, each live process with its running jobs and each queue's
- * latency: in two round trips and three billed commands whatever the size
- * of the fleet (SMEMBERS of `processes` and `queues`, then one
- * {@link readBatch} script over every key they name).
+ * Sidekiq's `Stats` in two round trips and three billed commands whatever
+ * the size of the fleet: SMEMBERS of `processes` and `queues` in one
+ * pipeline, then one {@link readBatch} script over every key they name.
+ * `Stats.fetch()` reads the counters this way; the dashboard also asks for
+ * each live process with its running jobs and each queue's latency, in the
+ * same two round trips.
  *
  * @module
  */
-import { enqueuedLatency } from "../../api/job_record.ts";
-import { FIELDS, toData } from "../../api/process_set.ts";
-import type { StatsSnapshot } from "../../api/stats.ts";
-import { arr, num, str } from "../../transport/reply_readers.ts";
-import { Process } from "../../api/worker_process.ts";
-import { processWork, type Work } from "../../api/workers.ts";
-import type { Client } from "../../client.ts";
-import type { Command } from "../../transport/transport.ts";
-import { readBatch } from "./read_batch.ts";
+import type { Client } from "../client.ts";
+import { readBatch } from "../scripts/read_batch.ts";
+import { arr, num, str } from "../transport/reply_readers.ts";
+import type { Command } from "../transport/transport.ts";
+import { enqueuedLatency } from "./job_record.ts";
+import { FIELDS, toData } from "./process_set.ts";
+import { Process } from "./worker_process.ts";
+import { processWork, type Work } from "./workers.ts";
 
-/** One queue's row on the Queues page. */
+/** What `Stats.fetch()` reads. */
+export interface StatsSnapshot {
+  /** Jobs finished, ever (`stat:processed`). */
+  processed: number;
+  /** Jobs failed, ever (`stat:failed`). */
+  failed: number;
+  /** Jobs waiting in all known queues. */
+  enqueued: number;
+  /** Entries in `schedule`. */
+  scheduledSize: number;
+  /** Entries in `retry`. */
+  retrySize: number;
+  /** Entries in `dead`. */
+  deadSize: number;
+  /** Members of `processes`. */
+  processesSize: number;
+  /** Jobs running: the sum of every process's `busy`. */
+  workersSize: number;
+  /** Seconds the oldest job in `default` has waited. */
+  defaultQueueLatency: number;
+  /** Each known queue's length, longest first. */
+  queues: Record<string, number>;
+}
+
+/** One queue's row (the dashboard's Queues page). */
 export interface QueueRow {
   /** The queue name. */
   name: string;

@@ -1,15 +1,16 @@
 /**
  * Many read-only commands as one script call. Upstash bills a pipeline of k
- * commands as k and a script as one, so a dashboard page that reads every
- * process's heartbeat and every queue's length costs the same whatever the
- * size of the fleet. Every key read is passed in KEYS (Cluster and Upstash
- * route and lock by them), and only read commands are allowed.
+ * commands as k and a script as one, so `Stats.fetch()` and a dashboard page,
+ * which read every process's heartbeat and every queue's length, cost the
+ * same whatever the size of the fleet. Every key read is passed in KEYS
+ * (Cluster and Upstash route and lock by them), and only read commands are
+ * allowed.
  *
  * @module
  */
-import { ConfigError } from "../../errors.ts";
-import { defineScript, type ScriptRedis } from "../../transport/script.ts";
-import type { Command, RedisArg, RedisReply, Transport } from "../../transport/transport.ts";
+import { ConfigError } from "../errors.ts";
+import { defineScript, type ScriptRedis } from "../transport/script.ts";
+import type { Command, RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 
 /** The commands a batch may run: reads only, each with its keys first. */
 const READS: ReadonlySet<string> = new Set([
@@ -33,6 +34,8 @@ const READS: ReadonlySet<string> = new Set([
  */
 export const READ_BATCH = defineScript<RedisReply[]>({
   name: "readBatch",
+  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
+  idempotent: true,
   keys: ["...each command's keys, in order"],
   argv: ["...(name, keyCount, argCount, args...) per command"],
   lua: `
