@@ -4,7 +4,7 @@
  */
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { cancelJob, createClient, drain, type JobPayload } from "../mod.ts";
+import { cancelJob, createClient, drain, type JobPayload, TransportError } from "../mod.ts";
 import { RetrySet } from "../src/api/mod.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
@@ -61,6 +61,44 @@ eachTarget("iterable jobs", (t) => {
     assert.deepEqual(w.seen, upTo(10), "nothing skipped, nothing repeated");
     assert.deepEqual(w.hooks, ["start:1", "stop", "resume:2", "stop", "complete"]);
     assert.equal(await t.redis.call("EXISTS", "it-walk1"), 0);
+  });
+
+  it("saves at once when asked to stop, so a save cut off after the item in flight repeats only that item", async () => {
+    let stopped: Promise<unknown> | undefined;
+    let saves = 0;
+    // The save after the item in flight fails, as when a drain's budget cuts
+    // its requests off; the one made when the stop began has landed.
+    const flaky = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop !== "script") return Reflect.get(target, prop, receiver);
+        return (script: { name: string }, keys: string[], args: unknown[]) => {
+          if (script.name === "iterationFlush" && ++saves > 1) {
+            return Promise.reject(new TransportError("connection", "cut off by the budget"));
+          }
+          return (target.script as (...a: unknown[]) => Promise<unknown>)(script, keys, args);
+        };
+      },
+    });
+    const w = walker({
+      async perItem(_ctx, item) {
+        if (item === 2) {
+          stopped = t.worker!.stop();
+          await sleep(30); // the item in flight outlasts the save the stop started
+        }
+      },
+    });
+    const jid = (await w.job.performAsync(createClient({ transport: t.redis }), 6))!;
+    t.worker = testWorker(flaky, { jobs: [w.job], concurrency: 1 });
+    await t.worker.run();
+    await waitFor(() => stopped !== undefined, "the stop");
+    await stopped;
+    assert.equal(
+      await t.redis.call("HGET", `it-${jid}`, "c"),
+      "2",
+      "saved when the stop began, before item 2 was done",
+    );
+    await run(t.redis, [w.job]);
+    assert.deepEqual(w.seen, [0, 1, 2, 2, 3, 4, 5], "only the item in flight ran twice");
   });
 
   it("saves its state when an item fails, and the retry resumes at that item", async () => {

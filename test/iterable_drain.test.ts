@@ -4,7 +4,7 @@
  */
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineIterableJob, drain, type DrainResult, iterateRange } from "../mod.ts";
+import { createClient, createLogger, defineIterableJob, drain, type DrainResult, iterateRange } from "../mod.ts";
 import { eachTarget } from "./support/targets.ts";
 import { sleep } from "./support/iterable.ts";
 
@@ -26,9 +26,13 @@ eachTarget("iterable jobs across serverless drains", (t) => {
     });
     const jid = (await Backfill.performAsync(createClient({ transport: t.redis })))!;
     const results: Array<DrainResult & { wall: number }> = [];
+    // A save the budget cut off (a starved machine: the job gets the last
+    // quarter of the budget to stop) means repeats; say so if it happens.
+    const warnings: string[] = [];
+    const logger = createLogger({ level: "warn", write: (line) => void warnings.push(line) });
     for (let i = 0; i < 100; i++) {
       const t0 = Date.now();
-      const result = await drain({ transport: t.redis, jobs: [Backfill], budgetMs: 300 });
+      const result = await drain({ transport: t.redis, jobs: [Backfill], budgetMs: 300, logger });
       results.push({ ...result, wall: Date.now() - t0 });
       if (result.processed === 1) break;
     }
@@ -36,7 +40,7 @@ eachTarget("iterable jobs across serverless drains", (t) => {
     assert.equal(last.processed, 1, `finished within 100 drains: ${results.length} drains`);
     assert.ok(results.length >= 3, `it took several drains (${results.length})`);
     const wrong = counts.flatMap((c, n) => (c === 1 ? [] : [`${n}:${c}`]));
-    assert.deepEqual(wrong, [], "every item exactly once");
+    assert.deepEqual(wrong, [], `every item exactly once; warnings: ${warnings.join("\n") || "none"}`);
     for (const r of results.slice(0, -1)) {
       assert.deepEqual([r.processed, r.failed, r.remaining], [0, 0, 1], "an interrupted drain: put back, not failed");
     }

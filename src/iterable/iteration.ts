@@ -18,10 +18,9 @@
  */
 import { Discard, EdgekiqError, Interrupt, IterationError } from "../errors.ts";
 import type { JobContext } from "../job.ts";
-import { JSON_NATIVE, jsonProblem } from "../json_safe.ts";
 import { describe } from "../payload.ts";
 import { IterationRun } from "./iteration_run.ts";
-import { FLUSH_STATE, loadState, rubyFloat, STATE_TTL } from "./state.ts";
+import { loadState, stateSaver } from "./state.ts";
 
 /** A hook or step, as the runner calls it (the typed spec is in define_iterable_job.ts). */
 type Fn = (ctx: IterationRun, ...rest: unknown[]) => unknown;
@@ -68,25 +67,7 @@ export async function runIteration(
 ): Promise<void> {
   const key = ctx.keys.iteration(ctx.jid);
   const run = new IterationRun(ctx, await loadState(ctx.transport, key));
-  const save = async (): Promise<boolean> => {
-    const cursor = JSON.stringify(run.cursor);
-    const problem = jsonProblem(run.cursor, "cursor");
-    if (problem !== undefined || cursor === undefined) {
-      throw new IterationError(
-        `Cannot save the cursor of ${spec.name} as ${
-          problem ?? "cursor is undefined"
-        }: a cursor must be JSON-native (${JSON_NATIVE})`,
-      );
-    }
-    const cancelled = await ctx.transport.script(FLUSH_STATE, [key], [
-      run.executions,
-      cursor,
-      rubyFloat(run.runtime),
-      STATE_TTL,
-    ]);
-    if (cancelled !== null) run.cancel(cancelled);
-    return cancelled !== null;
-  };
+  const save = stateSaver(spec.name, ctx, run);
   // Saving is best effort where the run ends anyway: an error stays the
   // error, and an interrupted job resumes from the last state that landed.
   const trySave = (why: string) =>
@@ -103,6 +84,12 @@ export async function runIteration(
   const iterator = iteratorOf(spec.name, source);
   await (run.executions === 1 ? spec.onStart : spec.onResume)?.(run, ...args);
 
+  // Asked to stop: save where the run stands now, while the item in flight
+  // finishes. If time runs out before the save after that item lands (a
+  // drain's budget cuts its requests off), at most that item runs again.
+  const saveNow = () => void trySave("stopping");
+  ctx.stopping.addEventListener("abort", saveNow, { once: true });
+  ctx.signal.addEventListener("abort", saveNow, { once: true });
   let outcome: Outcome;
   let reason = "";
   try {
@@ -121,6 +108,9 @@ export async function runIteration(
     }
     await trySave("failed");
     throw error;
+  } finally {
+    ctx.stopping.removeEventListener("abort", saveNow);
+    ctx.signal.removeEventListener("abort", saveNow);
   }
   if (outcome !== "done") await closeQuietly(iterator, ctx);
   run.finish();

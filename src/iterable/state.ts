@@ -16,9 +16,12 @@
  */
 import { cancelledAt, type IterationState, readState } from "../api/iteration_states.ts";
 import { IterationError } from "../errors.ts";
+import type { JobContext } from "../job.ts";
+import { JSON_NATIVE, jsonProblem } from "../json_safe.ts";
 import { sanitize } from "../sanitize.ts";
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply, Transport } from "../transport/transport.ts";
+import type { IterationRun } from "./iteration_run.ts";
 
 /** Sidekiq's `STATE_TTL`: one month, in seconds. */
 export const STATE_TTL = 30 * 24 * 60 * 60;
@@ -97,3 +100,46 @@ return redis.call("HGET", KEYS[1], "cancelled")
   },
   decode: cancelledAt,
 });
+
+/**
+ * Saves a run's state where it stands (one {@link FLUSH_STATE} call), one
+ * save at a time and in order: an HTTP transport may reorder concurrent
+ * requests, and an older cursor must never land last. Resolves to whether
+ * the job was cancelled; throws an `IterationError` for a cursor that is not
+ * JSON-native, or the transport's error.
+ *
+ * @example
+ * ```ts
+ * const save = stateSaver("Backfill", ctx, run);
+ * if (await save()) { // cancelled
+ * }
+ * ```
+ */
+export function stateSaver(name: string, ctx: JobContext, run: IterationRun): () => Promise<boolean> {
+  const key = ctx.keys.iteration(ctx.jid);
+  const once = async (): Promise<boolean> => {
+    const cursor = JSON.stringify(run.cursor);
+    const problem = jsonProblem(run.cursor, "cursor");
+    if (problem !== undefined || cursor === undefined) {
+      throw new IterationError(
+        `Cannot save the cursor of ${name} as ${
+          problem ?? "cursor is undefined"
+        }: a cursor must be JSON-native (${JSON_NATIVE})`,
+      );
+    }
+    const cancelled = await ctx.transport.script(FLUSH_STATE, [key], [
+      run.executions,
+      cursor,
+      rubyFloat(run.runtime),
+      STATE_TTL,
+    ]);
+    if (cancelled !== null) run.cancel(cancelled);
+    return cancelled !== null;
+  };
+  let last: Promise<unknown> = Promise.resolve();
+  return () => {
+    const next = last.then(once, once);
+    last = next.catch(() => {});
+    return next;
+  };
+}
