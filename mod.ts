@@ -35,7 +35,20 @@ export type {
 export { Client, createClient } from "./src/client.ts";
 export { resolveRunAt } from "./src/push_options.ts";
 export type { BulkPushOptions, ClientOptions } from "./src/client.ts";
-export type { ClientMiddleware, ClientMiddlewareContext } from "./src/client_middleware.ts";
+export type { ClientMiddleware, ClientMiddlewareContext, PushContextOptions } from "./src/client_middleware.ts";
+export type { PushResult, PushStatus } from "./src/push_result.ts";
+export { decodeGuarded, GUARD_STATUS } from "./src/write_guard.ts";
+export type { GuardedStatus, GuardedWrite, WriteGuard } from "./src/write_guard.ts";
+export { UNIQUE_FIELD, uniqueJobs, UniqueLocks } from "./src/middleware/unique/mod.ts";
+export type {
+  CleanOrphansOptions,
+  UniqueConflict,
+  UniqueJobs,
+  UniqueLock,
+  UniqueMark,
+  UniqueOptions,
+  UniqueUntil,
+} from "./src/middleware/unique/mod.ts";
 export { createRegistry } from "./src/registry.ts";
 export type { JobsInput, Registry } from "./src/registry.ts";
 export { parsePayload, serializePayload, toEpochMs } from "./src/payload.ts";

@@ -12,6 +12,8 @@ import { deadTrim, type DeathHandler } from "../dead_set_rules.ts";
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 import { formatOf } from "./util.ts";
+import { locksOf, RELEASE_REMOVED, releaseRemovedTwin } from "../middleware/unique/api_locks.ts";
+import { readMark } from "../middleware/unique/mark.ts";
 
 /** Per-entry outcome flags (1 moved, 0 already gone), in ARGV order. */
 function flags(reply: RedisReply): boolean[] {
@@ -19,37 +21,49 @@ function flags(reply: RedisReply): boolean[] {
 }
 
 /**
- * KEYS: the sorted set, `queues`, then queue lists k1..km.
- * ARGV: m, queue names for k1..km, then triples of (raw entry, new payload,
- * target) where target is a queue index 1..m, or 0 to only remove the entry
- * (client middleware stopped the push).
+ * KEYS: the sorted set, `queues`, then queue lists k1..km, then one lock per
+ * locked entry.
+ * ARGV: m, queue names for k1..km, t, then t triples of (raw entry, new
+ * payload, target) where target is a queue index 1..m, or 0 to only remove
+ * the entry (client middleware stopped the push), then per lock: (triple
+ * index, jid, ttl ms).
+ * A unique job moved to a queue keeps its lock, or takes it again if it is
+ * free (`SET NX`: a dead job retried, say), never taking another copy's.
  * Returns one flag per triple: 1 if the entry was removed (and pushed).
  */
 export const ENQUEUE_ENTRIES = defineScript<boolean[]>({
   name: "api_enqueue",
-  keys: ["schedule|retry|dead", "queues", "...queue:<name> lists"],
-  argv: ["m", "...queue names", "...(raw, payload, target) triples"],
+  keys: ["schedule|retry|dead", "queues", "...queue:<name> lists", "...locks"],
+  argv: ["m", "...queue names", "t", "...(raw, payload, target) triples", "...(triple index, jid, ttl ms) per lock"],
   lua: `
 local m = tonumber(ARGV[1])
+local t = tonumber(ARGV[m + 2])
 local out = {}
-for i = m + 2, #ARGV, 3 do
+for i = m + 3, m + 2 + 3 * t, 3 do
   if redis.call("ZREM", KEYS[1], ARGV[i]) == 1 then
     local target = tonumber(ARGV[i + 2])
     if target > 0 then
       redis.call("SADD", KEYS[2], ARGV[1 + target])
       redis.call("LPUSH", KEYS[2 + target], ARGV[i + 1])
     end
-    out[#out + 1] = 1
+    out[#out + 1] = target > 0 and 1 or 2
   else
     out[#out + 1] = 0
   end
 end
+local at = m + 3 + 3 * t
+for j = 3 + m, #KEYS do
+  if out[tonumber(ARGV[at])] == 1 then redis.call("SET", KEYS[j], ARGV[at + 1], "NX", "PX", ARGV[at + 2]) end
+  at = at + 3
+end
+for i = 1, #out do if out[i] == 2 then out[i] = 1 end end
 return out
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const m = Number(argv[0]);
+    const t = Number(argv[m + 1]);
     const out: number[] = [];
-    for (let i = m + 1; i < argv.length; i += 3) {
+    for (let i = m + 2; i < m + 2 + 3 * t; i += 3) {
       if (redis.call("ZREM", keys[0], argv[i]) !== 1) {
         out.push(0);
         continue;
@@ -59,28 +73,34 @@ return out
         redis.call("SADD", keys[1], argv[target]);
         redis.call("LPUSH", keys[1 + target], argv[i + 1]);
       }
-      out.push(1);
+      out.push(target > 0 ? 1 : 2);
     }
-    return out;
+    let at = m + 2 + 3 * t;
+    for (let j = 2 + m; j < keys.length; j++, at += 3) {
+      if (out[Number(argv[at]) - 1] === 1) redis.call("SET", keys[j], argv[at + 1], "NX", "PX", argv[at + 2]);
+    }
+    return out.map((flag) => (flag === 2 ? 1 : flag));
   },
   decode: flags,
 });
 
 /**
- * KEYS: the sorted set, `dead`.
- * ARGV: now (epoch seconds), oldest score kept, trim rank (negative), then
- * raw entries.
+ * KEYS: the sorted set, `dead`, then one lock per locked entry.
+ * ARGV: now (epoch seconds), oldest score kept, trim rank (negative), n,
+ * n raw entries, then per lock: (entry index, jid).
  * Each entry is moved to `dead` (scored now) only if it was still in the
- * set; then `dead` is trimmed by age and size, as Sidekiq's `DeadSet#kill`.
- * Returns one flag per entry: 1 if it moved.
+ * set, and the lock of a unique job moved is released (a dead job holds no
+ * lock, as when it dies in a worker); then `dead` is trimmed by age and
+ * size, as Sidekiq's `DeadSet#kill`. Returns one flag per entry: 1 if it moved.
  */
 export const KILL_ENTRIES = defineScript<boolean[]>({
   name: "api_kill",
-  keys: ["schedule|retry|dead", "dead"],
-  argv: ["now", "cutoff", "trimRank", "...raw entries"],
-  lua: `
+  keys: ["schedule|retry|dead", "dead", "...locks"],
+  argv: ["now", "cutoff", "trimRank", "n", "...raw entries", "...(entry index, jid) per lock"],
+  lua: RELEASE_REMOVED + `
+local n = tonumber(ARGV[4])
 local out = {}
-for i = 4, #ARGV do
+for i = 5, 4 + n do
   if redis.call("ZREM", KEYS[1], ARGV[i]) == 1 then
     redis.call("ZADD", KEYS[2], ARGV[1], ARGV[i])
     out[#out + 1] = 1
@@ -88,13 +108,15 @@ for i = 4, #ARGV do
     out[#out + 1] = 0
   end
 end
+releaseRemoved(out, 3, 5 + n)
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", ARGV[2])
 redis.call("ZREMRANGEBYRANK", KEYS[2], 0, ARGV[3])
 return out
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const n = Number(argv[3]);
     const out: number[] = [];
-    for (let i = 3; i < argv.length; i++) {
+    for (let i = 4; i < 4 + n; i++) {
       if (redis.call("ZREM", keys[0], argv[i]) === 1) {
         redis.call("ZADD", keys[1], argv[0], argv[i]);
         out.push(1);
@@ -102,6 +124,7 @@ return out
         out.push(0);
       }
     }
+    releaseRemovedTwin(redis, keys, argv, { removed: out, firstKey: 2, firstPair: 4 + n });
     redis.call("ZREMRANGEBYSCORE", keys[1], "-inf", argv[1]);
     redis.call("ZREMRANGEBYRANK", keys[1], 0, argv[2]);
     return out;
@@ -131,6 +154,8 @@ export async function enqueueFromSet(
   const queues = new Map<string, number>();
   const triples: RedisArg[] = [];
   const index: number[] = [];
+  const lockKeys: string[] = [];
+  const lockArgs: RedisArg[] = [];
   for (let i = 0; i < raws.length; i++) {
     let payload: JobPayload;
     try {
@@ -150,14 +175,19 @@ export async function enqueueFromSet(
     let target = queues.get(out.queue);
     if (target === undefined) queues.set(out.queue, target = queues.size + 1);
     triples.push(raws[i], serializePayload(out, format), target);
+    const mark = readMark(out);
+    if (mark?.key.startsWith(client.keys.uniqueLockPrefix)) {
+      lockKeys.push(mark.key);
+      lockArgs.push(index.length, out.jid, Math.ceil(mark.for * 1000));
+    }
   }
   const flags = raws.map(() => false);
   if (index.length === 0) return flags;
   const names = [...queues.keys()];
   const moved = await client.transport.script(
     ENQUEUE_ENTRIES,
-    [setKey, client.keys.queues, ...names.map((q) => client.keys.queue(q))],
-    [names.length, ...names, ...triples],
+    [setKey, client.keys.queues, ...names.map((q) => client.keys.queue(q)), ...lockKeys],
+    [names.length, ...names, index.length, ...triples, ...lockArgs],
   );
   index.forEach((at, i) => flags[at] = moved[i] === true);
   return flags;
@@ -165,8 +195,8 @@ export async function enqueueFromSet(
 
 /**
  * Moves raw entries of `setKey` to the dead set in one script call, each
- * only if still there, and trims `dead` by age and size. Returns one flag
- * per raw.
+ * only if still there, releasing the locks of unique jobs moved, and trims
+ * `dead` by age and size. Returns one flag per raw.
  *
  * @example
  * ```ts
@@ -176,10 +206,11 @@ export async function enqueueFromSet(
 export async function killFromSet(client: Client, setKey: string, raws: readonly string[]): Promise<boolean[]> {
   if (raws.length === 0) return [];
   const now = Date.now() / 1000;
+  const locks = locksOf(client, raws);
   const flags = await client.transport.script(
     KILL_ENTRIES,
-    [setKey, client.keys.dead],
-    [now, ...deadTrim(now), ...raws],
+    [setKey, client.keys.dead, ...locks.keys],
+    [now, ...deadTrim(now), raws.length, ...raws, ...locks.pairs],
   );
   return raws.map((_, i) => flags[i] === true);
 }
