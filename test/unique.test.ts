@@ -24,7 +24,8 @@ import {
   uniqueJobs,
   UniqueLocks,
 } from "../mod.ts";
-import { uniqueDigest } from "../src/middleware/unique/digest.ts";
+import { canonicalJson, uniqueDigest } from "../src/middleware/unique/digest.ts";
+import { sha256 } from "../src/middleware/unique/sha256.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -46,6 +47,30 @@ async function scheduled(redis: Transport): Promise<Array<[JobPayload, number]>>
   return out;
 }
 
+describe("unique lock names", () => {
+  it("canonical JSON sorts object keys at every depth and keeps array order", () => {
+    assert.equal(canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] }), '{"a":[2,{"c":4,"d":3}],"b":1}');
+    assert.notEqual(canonicalJson([1, 2]), canonicalJson([2, 1]));
+    assert.equal(canonicalJson({ a: undefined, b: null }), '{"b":null}');
+  });
+
+  it("the synchronous SHA-256 matches Web Crypto's", async () => {
+    const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    for (
+      const text of ["", "abc", "a".repeat(55), "a".repeat(56), "a".repeat(64), "é☃𝄞".repeat(40), "x".repeat(1000)]
+    ) {
+      const want = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+      assert.equal(hex(sha256(text)), hex(want), `length ${text.length}`);
+    }
+  });
+
+  it("names a lock by class and a 128-bit hash of class, queue and key", () => {
+    assert.match(uniqueDigest("A::B", "q", [1]), /^A::B:[0-9a-f]{32}$/);
+    assert.notEqual(uniqueDigest("A", "q", [1]), uniqueDigest("A", "r", [1]));
+    assert.equal(uniqueDigest("A", "q", [{ x: 1, y: 2 }]), uniqueDigest("A", "q", [{ y: 2, x: 1 }]));
+  });
+});
+
 for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
   describe(`unique jobs on ${target.name}`, () => {
     let redis: Transport;
@@ -58,14 +83,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
     it("10 clients pushing the same job at once write it exactly once", async () => {
       const clients = await Promise.all(
-        Array.from({ length: 10 }, async () =>
-          createClient({ transport: target.name === "memory" ? redis : await target.open(), middleware: [unique.client] })
+        Array.from(
+          { length: 10 },
+          async () =>
+            createClient({
+              transport: target.name === "memory" ? redis : await target.open(),
+              middleware: [unique.client],
+            }),
         ),
       );
       const results = await Promise.all(clients.map((c) => c.pushDetailed(Sync, [7])));
       const pushed = results.filter((r) => r.status === "pushed");
       assert.equal(pushed.length, 1, JSON.stringify(results));
-      for (const r of results) if (r.status !== "pushed") assert.deepEqual(r, { jid: null, status: "duplicate", existing: pushed[0].jid });
+      for (const r of results) {
+        if (r.status !== "pushed") assert.deepEqual(r, { jid: null, status: "duplicate", existing: pushed[0].jid });
+      }
       const jobs = await queued(redis);
       assert.deepEqual(jobs.map((j) => j.jid), [pushed[0].jid]);
       assert.equal(await redis.call("GET", await lockKey(client, "Sync", [7])), pushed[0].jid);
@@ -80,7 +112,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await client.push(Sync, [0]); // loads the script (EVALSHA, NOSCRIPT, EVAL): once per server
       const before = { ...redis.counters };
       const jid = await client.push(Sync, [1]);
-      assert.deepEqual([redis.counters.commands - before.commands, redis.counters.roundTrips - before.roundTrips], [1, 1]);
+      assert.deepEqual([redis.counters.commands - before.commands, redis.counters.roundTrips - before.roundTrips], [
+        1,
+        1,
+      ]);
       assert.match(jid!, /^[0-9a-f]{24}$/);
       assert.equal(await client.push(Sync, [1]), null);
       assert.equal(await Sync.performAsync(client, 1), null);

@@ -32,7 +32,7 @@ const env = (globalThis as { process?: { env: Record<string, string | undefined>
 const unique = uniqueJobs();
 /** Failures still to come, by jid: a job fails that many runs before it succeeds. */
 const failures = new Map<string, number>();
-const perform = (ctx: { jid: string }) => {
+const perform = (ctx: { jid: string }, _k: number) => {
   const left = failures.get(ctx.jid) ?? 0;
   if (left > 0) {
     failures.set(ctx.jid, left - 1);
@@ -41,7 +41,13 @@ const perform = (ctx: { jid: string }) => {
 };
 const CLASSES = {
   PStart: defineJob({ name: "PStart", unique: { for: 600, until: "start" }, retry: 1, retryIn: () => 0, perform }),
-  PSuccess: defineJob({ name: "PSuccess", unique: { for: 600, until: "success" }, retry: 1, retryIn: () => 0, perform }),
+  PSuccess: defineJob({
+    name: "PSuccess",
+    unique: { for: 600, until: "success" },
+    retry: 1,
+    retryIn: () => 0,
+    perform,
+  }),
 };
 type ClassName = keyof typeof CLASSES;
 const KEYS_PER_CLASS = 3;
@@ -279,12 +285,14 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           const want = [...model.locks].sort().join();
           const have = [...locks].sort().join();
           if (want !== have) fail(step, `locks: model ${want} | redis ${have}`);
-          for (const [where, command, key] of [
-            ["queue", "LRANGE", "queue:default"],
-            ["schedule", "ZRANGE", "schedule"],
-            ["retry", "ZRANGE", "retry"],
-            ["dead", "ZRANGE", "dead"],
-          ] as const) {
+          for (
+            const [where, command, key] of [
+              ["queue", "LRANGE", "queue:default"],
+              ["schedule", "ZRANGE", "schedule"],
+              ["retry", "ZRANGE", "retry"],
+              ["dead", "ZRANGE", "dead"],
+            ] as const
+          ) {
             const jids = ((await redis.call(command, key, 0, -1)) as string[]).map((r) => JSON.parse(r).jid).sort();
             const expected = model.at(where).map((j) => j.jid).sort();
             if (jids.join() !== expected.join()) fail(step, `${where}: model ${expected} | redis ${jids}`);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { sha256 } from "./sha256.ts";
 
 /**
  * JSON with every object's keys sorted, at every depth, so equal data gives
@@ -28,23 +29,22 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-const encoder = new TextEncoder();
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /**
  * The lock name of a job: `<class>:<hex>`, the hex being the first 128 bits
  * of the SHA-256 of `[class, queue, keyPart]` in canonical JSON. The class
  * stays readable in the key (for SCAN and for people); the hash keeps it
- * short and free of whatever the args hold.
+ * short and free of whatever the args hold, and no args can be made to
+ * collide with another job's.
  *
  * @example
  * ```ts
- * await uniqueDigest("HardJob", "default", ["bob", 5]); // "HardJob:3f1c..." (32 hex digits)
+ * uniqueDigest("HardJob", "default", ["bob", 5]); // "HardJob:3f1c..." (32 hex digits)
  * ```
  */
-export async function uniqueDigest(className: string, queue: string, keyPart: unknown): Promise<string> {
-  const text = canonicalJson([className, queue, keyPart]);
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+export function uniqueDigest(className: string, queue: string, keyPart: unknown): string {
+  const hash = sha256(canonicalJson([className, queue, keyPart]));
   let hex = "";
   for (let i = 0; i < 16; i++) hex += HEX[hash[i]];
   return `${className}:${hex}`;

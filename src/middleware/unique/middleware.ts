@@ -58,7 +58,7 @@ export function uniqueJobs(): UniqueJobs {
         );
       const unique = resolveUnique(ctx.job?.options, ctx.options, fail);
       if (!unique) return next();
-      const name = await uniqueDigest(payload.class, payload.queue, uniqueKeyPart(unique, payload.args));
+      const name = uniqueDigest(payload.class, payload.queue, uniqueKeyPart(unique, payload.args));
       const key = ctx.keys.uniqueLock(name);
       // A scheduled job's lock covers its delay too (Sidekiq Enterprise's rule).
       const delayMs = ctx.at === undefined ? 0 : Math.max(0, ctx.at - Date.now());
