@@ -74,7 +74,13 @@ export function uniqueJobs(): UniqueJobs {
     { appliesTo: isUniquePush, handles: ["unique", "uniqueConflict"] as const },
   );
 
-  const server: ServerMiddleware = async (_job, payload, _queue, next, tools) => {
+  const server: ServerMiddleware = Object.assign(async (
+    _job: AnyJob,
+    payload: JobPayload,
+    _queue: string,
+    next: () => Promise<void>,
+    tools: ServerMiddlewareTools,
+  ) => {
     const mark = readMark(payload);
     if (!mark) return next();
     if (mark.until === "start") {
@@ -91,7 +97,7 @@ export function uniqueJobs(): UniqueJobs {
       throw error;
     }
     tools.releaseLater(mark.key, payload.jid);
-  };
+  }, { handles: ["unique"] as const });
 
   const onDeath: DeathHandler = (payload) => {
     const owner = owners.get(payload);
