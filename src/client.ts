@@ -32,7 +32,7 @@ import {
 import { pushFields, pushTarget, runTimes } from "./push_options.ts";
 import { PushError } from "./push_error.ts";
 import { PushPlan } from "./push_plan.ts";
-import { guardedResult, type PushResult } from "./push_result.ts";
+import { carrier, detailed, type PushResult, type Written } from "./push_result.ts";
 import { sanitize } from "./sanitize.ts";
 import type { Transport } from "./transport/transport.ts";
 import { oneGuard, type WriteGuard } from "./write_guard.ts";
@@ -62,8 +62,6 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
-const STOPPED: PushResult = Object.freeze({ jid: null, status: "stopped" });
-
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
  *
@@ -138,7 +136,8 @@ export class Client implements JobPusher {
   ): Promise<string | null>;
   push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
   async push(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<string | null> {
-    return (await this.pushDetailed(job as string, args, options)).jid;
+    const { jids, verdicts } = await this.#pushOne(job, args, options);
+    return carrier(jids[0], verdicts);
   }
 
   /**
@@ -159,9 +158,13 @@ export class Client implements JobPusher {
   ): Promise<PushResult>;
   pushDetailed(job: string, args: readonly unknown[], options?: PushOptions): Promise<PushResult>;
   async pushDetailed(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<PushResult> {
+    const { jids, verdicts } = await this.#pushOne(job, args, options);
+    return detailed(jids[0], verdicts);
+  }
+
+  async #pushOne(job: AnyJob | string, args: readonly unknown[], options: PushOptions): Promise<Written> {
     try {
-      const [result] = await this.#pushMany(job, [args], options, 1);
-      return result;
+      return await this.#pushMany(job, [args], options, 1);
     } catch (error) {
       // One job, one batch: the Redis error itself says all there is.
       throw error instanceof PushError && error.cause !== undefined ? error.cause : error;
@@ -202,7 +205,9 @@ export class Client implements JobPusher {
     argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions = {},
   ): Promise<(string | null)[]> {
-    return (await this.pushBulkDetailed(job as string, argsList, options)).map((result) => result.jid);
+    const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
+    // Without guards every jid written is the answer: no copy of 100,000 results.
+    return verdicts.size === 0 ? jids : jids.map((jid) => carrier(jid, verdicts));
   }
 
   /**
@@ -229,6 +234,15 @@ export class Client implements JobPusher {
     argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions = {},
   ): Promise<PushResult[]> {
+    const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
+    return jids.map((jid) => detailed(jid, verdicts));
+  }
+
+  #pushBulk(
+    job: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options: BulkPushOptions,
+  ): Promise<Written> {
     if (!Array.isArray(argsList)) {
       throw new PayloadError(
         `Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`,
@@ -240,7 +254,7 @@ export class Client implements JobPusher {
         `Cannot push jobs as 'batchSize' must be a whole number > 0: current value is ${describe(batchSize)}`,
       );
     }
-    return await this.#pushMany(job, argsList, options, batchSize);
+    return this.#pushMany(job, argsList, options, batchSize);
   }
 
   async #pushMany(
@@ -248,7 +262,7 @@ export class Client implements JobPusher {
     argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions,
     batchSize: number,
-  ): Promise<PushResult[]> {
+  ): Promise<Written> {
     const target = pushTarget(jobOrName);
     const { job, className } = target;
     const label = sanitize(className, 100);
@@ -263,7 +277,7 @@ export class Client implements JobPusher {
     const runAt = runTimes(options, { count: argsList.length, nowMs });
     const created = wireTime(nowMs, this.#format);
     const jids = newJids(argsList.length);
-    const results: PushResult[] = new Array(argsList.length);
+    const written: (string | null)[] = new Array(argsList.length);
     const plan = new PushPlan();
     const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
     const chain = applicable(this.#middleware, job, pushOptions);
@@ -298,7 +312,7 @@ export class Client implements JobPusher {
           this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => guard = oneGuard(guard, g) }),
         );
         if (!payload) {
-          results[i] = STOPPED;
+          written[i] = null;
           continue;
         }
         checkRewritten(payload, label);
@@ -308,17 +322,13 @@ export class Client implements JobPusher {
         jid = payload.jid;
       }
       this.#checkSize(json, label);
-      results[i] = { jid, status: "pushed" };
+      written[i] = jid;
       if (guard) plan.guarded(guard, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
       else if (at === undefined) plan.enqueue(queue, json, jid);
       else plan.schedule(at, json, jid);
     }
     const verdicts = await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
-    if (verdicts.size === 0) return results;
-    return results.map((result) => {
-      const verdict = result.jid === null ? undefined : verdicts.get(result.jid);
-      return verdict ? guardedResult(result.jid!, verdict) : result;
-    });
+    return { jids: written, verdicts };
   }
 
   #context(

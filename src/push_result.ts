@@ -59,3 +59,39 @@ export function guardedResult(jid: string, write: GuardedWrite): PushResult {
     : null;
   return existing === undefined ? { jid: carrier, status } : { jid: carrier, status, existing };
 }
+
+const STOPPED: PushResult = Object.freeze({ jid: null, status: "stopped" });
+
+/** What a push wrote: each job's jid (`null` where a middleware stopped it), and the guards' verdicts by jid. */
+export interface Written {
+  jids: (string | null)[];
+  verdicts: Map<string, GuardedWrite>;
+}
+
+/**
+ * The jid `push` returns for a job written as `jid`: the job that carries
+ * its work, if any.
+ *
+ * @example
+ * ```ts
+ * carrier(jid, new Map()); // jid
+ * ```
+ */
+export function carrier(jid: string | null, verdicts: Map<string, GuardedWrite>): string | null {
+  const verdict = jid === null ? undefined : verdicts.get(jid);
+  return verdict ? guardedResult(jid!, verdict).jid : jid;
+}
+
+/**
+ * The {@link PushResult} of a job written as `jid`.
+ *
+ * @example
+ * ```ts
+ * detailed(null, new Map()); // { jid: null, status: "stopped" }
+ * ```
+ */
+export function detailed(jid: string | null, verdicts: Map<string, GuardedWrite>): PushResult {
+  if (jid === null) return STOPPED;
+  const verdict = verdicts.get(jid);
+  return verdict ? guardedResult(jid, verdict) : { jid, status: "pushed" };
+}
