@@ -62,6 +62,7 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
+
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
  *

@@ -248,8 +248,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
             const set = job.where === "dead" ? new DeadSet(client) : new RetrySet(client);
             if (!await (await set.findJob(job.jid))!.retry()) fail(step, "retry found nothing");
             // A manual retry does not count as one of the job's retries (Sidekiq's rule).
+            // Only a dead job takes its lock again (if free): a retrying one holds it still, or let it go at start.
+            if (job.where === "dead") model.retake(job);
             Object.assign(job, { where: "queue", copy: false, failed: Math.max(0, job.failed - 1) });
-            model.retake(job);
           } else if (roll < 0.89) {
             const victims = model.at("queue", "schedule");
             if (victims.length === 0) continue;

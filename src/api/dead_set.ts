@@ -69,7 +69,7 @@ export class DeadSet extends JobSet {
     await buryPayloads(this.client, [raw]);
     // A dead job holds no lock, as when it dies in a worker.
     const locks = locksOf(this.client, [raw]);
-    if (locks.keys.length) await this.client.transport.script(RELEASE_KEYS, locks.keys, [locks.pairs[1]]);
+    if (locks.keys.length) await this.client.transport.script(RELEASE_KEYS, locks.keys, locks.jids);
     if (options.notifyFailure !== false) {
       await notifyDeath(this.deathHandlers, raw, options.error ?? new Error("Job killed by API"));
     }

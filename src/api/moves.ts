@@ -27,9 +27,11 @@ function flags(reply: RedisReply): boolean[] {
  * payload, target) where target is a queue index 1..m, or 0 to only remove
  * the entry (client middleware stopped the push), then per lock: (triple
  * index, jid, ttl ms).
- * A unique job moved to a queue keeps its lock, or takes it again if it is
- * free (`SET NX`: a dead job retried, say), never taking another copy's.
- * Returns one flag per triple: 1 if the entry was removed (and pushed).
+ * A unique job moved to a queue keeps its lock; with a ttl (a dead job,
+ * whose lock went when it died) it takes the lock again if it is free
+ * (`SET NX`), never another copy's. A unique job removed without a push lets
+ * its lock go. Returns one flag per triple: 1 if the entry was removed (and
+ * pushed).
  */
 export const ENQUEUE_ENTRIES = defineScript<boolean[]>({
   name: "api_enqueue",
@@ -53,7 +55,12 @@ for i = m + 3, m + 2 + 3 * t, 3 do
 end
 local at = m + 3 + 3 * t
 for j = 3 + m, #KEYS do
-  if out[tonumber(ARGV[at])] == 1 then redis.call("SET", KEYS[j], ARGV[at + 1], "NX", "PX", ARGV[at + 2]) end
+  local moved = out[tonumber(ARGV[at])]
+  if moved == 1 and tonumber(ARGV[at + 2]) > 0 then
+    redis.call("SET", KEYS[j], ARGV[at + 1], "NX", "PX", ARGV[at + 2])
+  elseif moved == 2 and redis.call("GET", KEYS[j]) == ARGV[at + 1] then
+    redis.call("DEL", KEYS[j])
+  end
   at = at + 3
 end
 for i = 1, #out do if out[i] == 2 then out[i] = 1 end end
@@ -77,7 +84,9 @@ return out
     }
     let at = m + 2 + 3 * t;
     for (let j = 2 + m; j < keys.length; j++, at += 3) {
-      if (out[Number(argv[at]) - 1] === 1) redis.call("SET", keys[j], argv[at + 1], "NX", "PX", argv[at + 2]);
+      const moved = out[Number(argv[at]) - 1];
+      if (moved === 1 && Number(argv[at + 2]) > 0) redis.call("SET", keys[j], argv[at + 1], "NX", "PX", argv[at + 2]);
+      else if (moved === 2 && redis.call("GET", keys[j]) === argv[at + 1]) redis.call("DEL", keys[j]);
     }
     return out.map((flag) => (flag === 2 ? 1 : flag));
   },
@@ -136,7 +145,8 @@ return out
  * Moves raw entries of the sorted set `setKey` to their queues in one
  * script call, each only if still in the set. Client middleware runs on
  * each (a stopped push just removes the entry, as Sidekiq), `enqueued_at`
- * becomes now and, with `retry`, `retry_count` is decremented. Unknown
+ * becomes now and, with `retry`, `retry_count` is decremented. A unique job
+ * keeps its lock; one retried from the dead set takes it again if free. Unknown
  * fields are kept; times keep the payload's own format. Unreadable entries
  * stay put. Returns one flag per raw: whether it left the set.
  *
@@ -165,8 +175,14 @@ export async function enqueueFromSet(
     }
     const format = formatOf(payload, client.timeFormat);
     if (retry && typeof payload.retry_count === "number") payload.retry_count -= 1;
+    const mark = readMark(payload);
     const out = await client.applyMiddleware(payload);
     index.push(i);
+    if (mark?.key.startsWith(client.keys.uniqueLockPrefix)) {
+      // Only a dead job's lock is gone (released when it died): take it again.
+      lockKeys.push(mark.key);
+      lockArgs.push(index.length, payload.jid, setKey === client.keys.dead ? Math.ceil(mark.for * 1000) : 0);
+    }
     if (!out) {
       triples.push(raws[i], "", 0);
       continue;
@@ -175,11 +191,6 @@ export async function enqueueFromSet(
     let target = queues.get(out.queue);
     if (target === undefined) queues.set(out.queue, target = queues.size + 1);
     triples.push(raws[i], serializePayload(out, format), target);
-    const mark = readMark(out);
-    if (mark?.key.startsWith(client.keys.uniqueLockPrefix)) {
-      lockKeys.push(mark.key);
-      lockArgs.push(index.length, out.jid, Math.ceil(mark.for * 1000));
-    }
   }
   const flags = raws.map(() => false);
   if (index.length === 0) return flags;

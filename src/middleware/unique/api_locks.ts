@@ -17,6 +17,8 @@ import { lockOf } from "./mark.ts";
 export interface RawLocks {
   readonly keys: string[];
   readonly pairs: RedisArg[];
+  /** The jid each lock must hold, in key order. */
+  readonly jids: string[];
 }
 
 /**
@@ -30,13 +32,15 @@ export interface RawLocks {
 export function locksOf(client: Client, raws: readonly string[]): RawLocks {
   const keys: string[] = [];
   const pairs: RedisArg[] = [];
+  const jids: string[] = [];
   raws.forEach((raw, i) => {
     const lock = lockOf(raw, client.keys.uniqueLockPrefix);
     if (!lock) return;
     keys.push(lock.key);
     pairs.push(i + 1, lock.jid);
+    jids.push(lock.jid);
   });
-  return { keys, pairs };
+  return { keys, pairs, jids };
 }
 
 /** Lua: release the locks of removed raws; `removed` is a table of flags by raw index. */
@@ -225,10 +229,7 @@ export async function clearReleasing(client: Client, key: string, queue?: string
     );
     const raws = Array.isArray(page) ? page.map(String) : [];
     const locks = locksOf(client, raws);
-    if (locks.keys.length) {
-      const jids = locks.pairs.filter((_, i) => i % 2 === 1);
-      await client.transport.script(RELEASE_KEYS, locks.keys, jids);
-    }
+    if (locks.keys.length) await client.transport.script(RELEASE_KEYS, locks.keys, locks.jids);
     if (raws.length < SWEEP_PAGE) break;
   }
   await client.transport.call("UNLINK", detached);
