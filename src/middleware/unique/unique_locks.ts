@@ -9,6 +9,7 @@
  * @module
  */
 import type { Client } from "../../client.ts";
+import { invalid } from "../../api/util.ts";
 import { Workers } from "../../api/workers.ts";
 import { SEPARATOR } from "../../scripts/held.ts";
 import { RELEASE_KEYS } from "../../scripts/fetch.ts";
@@ -110,8 +111,8 @@ export class UniqueLocks {
    */
   async cleanOrphans(options: CleanOrphansOptions = {}): Promise<UniqueLock[]> {
     const wait = options.confirmAfterMs ?? 30_000;
-    if (!Number.isFinite(wait) || wait < 0) {
-      throw new RangeError(`Cannot clean orphaned locks as 'confirmAfterMs' must be >= 0: current value is ${wait}`);
+    if (typeof wait !== "number" || !Number.isFinite(wait) || wait < 0) {
+      throw invalid("clean orphaned locks", "confirmAfterMs", "a number of ms >= 0", wait);
     }
     const first = await this.orphans();
     if (first.length === 0) return [];
