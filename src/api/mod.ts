@@ -46,3 +46,5 @@ export type {
   TopJobsResult,
 } from "./metrics.ts";
 export { type PeriodicEntry, PeriodicSet } from "./periodic_set.ts";
+export { UniqueLocks } from "./unique_locks.ts";
+export type { CleanOrphansOptions, UniqueLock } from "./unique_locks.ts";
