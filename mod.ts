@@ -34,9 +34,18 @@ export type {
 } from "./src/job.ts";
 export { Client, createClient } from "./src/client.ts";
 export type { BulkPushOptions, ClientOptions } from "./src/client.ts";
-export type { ClientMiddleware, ClientMiddlewareContext } from "./src/client_middleware.ts";
+export type { ClientMiddleware, ClientMiddlewareContext, PushContextOptions } from "./src/client_middleware.ts";
 export type { ServerMiddleware, ServerMiddlewareTools } from "./src/server_middleware.ts";
 export type { JobsInput } from "./src/registry.ts";
+export type { PushResult, PushStatus } from "./src/push_result.ts";
+export { UNIQUE_FIELD, uniqueJobs } from "./src/middleware/unique/mod.ts";
+export type {
+  UniqueConflict,
+  UniqueJobs,
+  UniqueMark,
+  UniqueOptions,
+  UniqueUntil,
+} from "./src/middleware/unique/mod.ts";
 export type { JobPayload, TimeFormat } from "./src/payload.ts";
 export {
   ConfigError,

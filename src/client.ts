@@ -8,7 +8,14 @@
  *
  * @module
  */
-import { type ClientMiddleware, runClientMiddleware } from "./client_middleware.ts";
+import {
+  applicable,
+  checkRewritten,
+  type ClientMiddleware,
+  type ClientMiddlewareContext,
+  runClientMiddleware,
+  unhandledOption,
+} from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
 import { type Keys, keys } from "./keys.ts";
@@ -25,9 +32,10 @@ import {
 import { pushFields, pushTarget, runTimes } from "./push_options.ts";
 import { PushError } from "./push_error.ts";
 import { PushPlan } from "./push_plan.ts";
-import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
+import { carrier, detailed, type PushResult, type Written } from "./push_result.ts";
 import { sanitize } from "./sanitize.ts";
 import type { Transport } from "./transport/transport.ts";
+import { oneGuard, type WriteGuard } from "./write_guard.ts";
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
@@ -108,7 +116,9 @@ export class Client implements JobPusher {
   }
 
   /**
-   * Pushes one job. Returns its jid, or `null` if a middleware stopped it.
+   * Pushes one job. Returns its jid, or `null` if a middleware stopped it or
+   * it is a unique job another copy holds the lock of ({@link
+   * Client.pushDetailed} says which, and which copy).
    * A definition's `args` are checked against its argument tuple at compile
    * time (and its schema at run time); a class name takes any JSON array.
    * If Redis fails, rejects with its `TransportError` (with `maybeApplied`
@@ -127,9 +137,35 @@ export class Client implements JobPusher {
   ): Promise<string | null>;
   push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
   async push(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<string | null> {
+    const { jids, verdicts } = await this.#pushOne(job, args, options);
+    return carrier(jids[0], verdicts);
+  }
+
+  /**
+   * Pushes one job, as {@link Client.push}, and says what became of it:
+   * pushed, stopped by a middleware, or, for a unique job, a duplicate of
+   * another copy, or that copy replaced or rescheduled ({@link PushResult}).
+   *
+   * @example
+   * ```ts
+   * const { jid, status, existing } = await client.pushDetailed(SyncUser, [42]);
+   * if (status === "duplicate") console.log(`already queued as ${existing}`);
+   * ```
+   */
+  pushDetailed<In extends unknown[], Out extends unknown[]>(
+    job: Job<In, Out>,
+    args: Readonly<NoInfer<In>>,
+    options?: PushOptions,
+  ): Promise<PushResult>;
+  pushDetailed(job: string, args: readonly unknown[], options?: PushOptions): Promise<PushResult>;
+  async pushDetailed(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<PushResult> {
+    const { jids, verdicts } = await this.#pushOne(job, args, options);
+    return detailed(jids[0], verdicts);
+  }
+
+  async #pushOne(job: AnyJob | string, args: readonly unknown[], options: PushOptions): Promise<Written> {
     try {
-      const [jid] = await this.#pushMany(job, [args], options, 1);
-      return jid;
+      return await this.#pushMany(job, [args], options, 1);
     } catch (error) {
       // One job, one batch: the Redis error itself says all there is.
       throw error instanceof PushError && error.cause !== undefined ? error.cause : error;
@@ -138,7 +174,8 @@ export class Client implements JobPusher {
 
   /**
    * Pushes many jobs of one class, one round trip per batch. Returns the jids
-   * in order (`null` where a middleware stopped a job).
+   * in order (`null` where a middleware stopped a job or a unique job was a
+   * duplicate; {@link Client.pushBulkDetailed} says which).
    *
    * Every job is checked before anything is written, so bad input writes
    * nothing. Each batch (`batchSize` jobs, default 1,000) is one MULTI,
@@ -169,6 +206,44 @@ export class Client implements JobPusher {
     argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions = {},
   ): Promise<(string | null)[]> {
+    const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
+    // Without guards every jid written is the answer: no copy of 100,000 results.
+    return verdicts.size === 0 ? jids : jids.map((jid) => carrier(jid, verdicts));
+  }
+
+  /**
+   * {@link Client.pushBulk}, with each job's {@link PushResult}.
+   *
+   * @example
+   * ```ts
+   * const results = await client.pushBulkDetailed(SyncUser, [[1], [2], [1]]);
+   * results.map((r) => r.status); // ["pushed", "pushed", "duplicate"] for a unique job
+   * ```
+   */
+  pushBulkDetailed<In extends unknown[], Out extends unknown[]>(
+    job: Job<In, Out>,
+    argsList: ReadonlyArray<Readonly<NoInfer<In>>>,
+    options?: BulkPushOptions,
+  ): Promise<PushResult[]>;
+  pushBulkDetailed(
+    job: string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options?: BulkPushOptions,
+  ): Promise<PushResult[]>;
+  async pushBulkDetailed(
+    job: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options: BulkPushOptions = {},
+  ): Promise<PushResult[]> {
+    const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
+    return jids.map((jid) => detailed(jid, verdicts));
+  }
+
+  #pushBulk(
+    job: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options: BulkPushOptions,
+  ): Promise<Written> {
     if (!Array.isArray(argsList)) {
       throw new PayloadError(
         `Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`,
@@ -180,7 +255,7 @@ export class Client implements JobPusher {
         `Cannot push jobs as 'batchSize' must be a whole number > 0: current value is ${describe(batchSize)}`,
       );
     }
-    return await this.#pushMany(job, argsList, options, batchSize);
+    return this.#pushMany(job, argsList, options, batchSize);
   }
 
   async #pushMany(
@@ -188,20 +263,28 @@ export class Client implements JobPusher {
     argsList: ReadonlyArray<readonly unknown[]>,
     options: BulkPushOptions,
     batchSize: number,
-  ): Promise<(string | null)[]> {
+  ): Promise<Written> {
     const target = pushTarget(jobOrName);
     const { job, className } = target;
     const label = sanitize(className, 100);
     const fields = pushFields(target, options);
+    const unhandled = unhandledOption(this.#middleware, job, options as Record<string, unknown>);
+    if (unhandled) {
+      throw new ConfigError(
+        `Cannot push job ${label} as it sets '${unhandled}' but no client middleware handles it: add one that does (uniqueJobs().client for 'unique') to createClient({ middleware })`,
+      );
+    }
     const nowMs = Date.now();
     const runAt = runTimes(options, { count: argsList.length, nowMs });
     const created = wireTime(nowMs, this.#format);
     const jids = newJids(argsList.length);
-    const results: (string | null)[] = new Array(argsList.length);
+    const written: (string | null)[] = new Array(argsList.length);
     const plan = new PushPlan();
+    const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
+    const chain = applicable(this.#middleware, job, pushOptions);
     // Without middleware every payload shares its fields but args and jid,
     // so those are serialised once (bulk pushes spend their time here).
-    const direct = this.#middleware.length === 0;
+    const direct = chain.length === 0;
     const now = direct ? payloadSerializer(fields, { created_at: created, enqueued_at: created }, this.#format) : null;
     const later = direct ? payloadSerializer(fields, { created_at: created }, this.#format) : null;
 
@@ -221,14 +304,16 @@ export class Client implements JobPusher {
       let json: string;
       let queue = fields.queue;
       let jid = jids[i];
+      let guard: WriteGuard | undefined;
       if (direct) json = (at === undefined ? now! : later!)(args, jid);
       else {
-        const payload = await this.applyMiddleware(
+        const payload = await runClientMiddleware(
+          chain,
           { ...fields, args: args as unknown[], jid, created_at: created } as JobPayload,
-          job,
+          this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => guard = oneGuard(guard, g) }),
         );
         if (!payload) {
-          results[i] = null;
+          written[i] = null;
           continue;
         }
         checkRewritten(payload, label);
@@ -238,12 +323,21 @@ export class Client implements JobPusher {
         jid = payload.jid;
       }
       this.#checkSize(json, label);
-      results[i] = jid;
-      if (at === undefined) plan.enqueue(queue, json, jid);
+      written[i] = jid;
+      if (guard) plan.guarded(guard, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
+      else if (at === undefined) plan.enqueue(queue, json, jid);
       else plan.schedule(at, json, jid);
     }
-    await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
-    return results;
+    const verdicts = await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
+    return { jids: written, verdicts };
+  }
+
+  #context(
+    queue: string,
+    job: AnyJob | undefined,
+    push: Pick<ClientMiddlewareContext, "options" | "at" | "guard">,
+  ): ClientMiddlewareContext {
+    return { queue, job, transport: this.#transport, keys: this.#keys, ...push };
   }
 
   #checkSize(json: string, className: string): void {
@@ -264,8 +358,10 @@ export class Client implements JobPusher {
    * the payload to write, or `null` if a middleware stopped it.
    */
   applyMiddleware(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
-    if (this.#middleware.length === 0) return Promise.resolve(payload);
-    return runClientMiddleware(this.#middleware, payload, { queue: payload.queue, job, transport: this.#transport });
+    const chain = applicable(this.#middleware, job, undefined);
+    if (chain.length === 0) return Promise.resolve(payload);
+    const ctx = this.#context(payload.queue, job, { options: undefined, at: undefined, guard: undefined });
+    return runClientMiddleware(chain, payload, ctx);
   }
 }
 
@@ -279,24 +375,6 @@ export class Client implements JobPusher {
  */
 export function createClient(options: ClientOptions): Client {
   return new Client(options);
-}
-
-/** A middleware may reroute a job or give it a new jid, but to a queue a worker can listen to and a usable jid. */
-function checkRewritten(payload: JobPayload, label: string): void {
-  if (!isQueueName(payload.queue)) {
-    throw new PayloadError(
-      `Cannot push job ${label} as client middleware set 'queue' to ${
-        describe(payload.queue)
-      }: it must be ${QUEUE_NAME_RULE}`,
-    );
-  }
-  if (typeof payload.jid !== "string" || payload.jid === "") {
-    throw new PayloadError(
-      `Cannot push job ${label} as client middleware set 'jid' to ${
-        describe(payload.jid)
-      }: it must be a non-empty string`,
-    );
-  }
 }
 
 function positiveInt(name: string, value: number): number {

@@ -1,14 +1,22 @@
 /**
  * Client middleware: Sidekiq's client-side chain, run around every push (and
  * around the poller's moves of scheduled jobs), which may rewrite a payload
- * or stop it.
+ * or stop it, and, in a push, attach a write guard that makes its check
+ * part of the write itself (see `write_guard.ts`).
  *
  * @module
  */
-import type { AnyJob } from "./job.ts";
+import { PayloadError } from "./errors.ts";
+import type { AnyJob, PushOptions } from "./job.ts";
 import { assertJsonSafe } from "./json_safe.ts";
-import type { JobPayload } from "./payload.ts";
+import type { Keys } from "./keys.ts";
+import { describe, type JobPayload } from "./payload.ts";
+import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import type { Transport } from "./transport/transport.ts";
+import type { WriteGuard } from "./write_guard.ts";
+
+/** The options of a push, as middleware sees them (`at`/`in` are resolved into `ctx.at`). */
+export type PushContextOptions = Omit<PushOptions, "at" | "in">;
 
 /** What a client middleware sees besides the payload. */
 export interface ClientMiddlewareContext {
@@ -16,14 +24,36 @@ export interface ClientMiddlewareContext {
   readonly queue: string;
   /** The job definition, when pushed by definition rather than by name. */
   readonly job: AnyJob | undefined;
-  /** The transport, for middleware that needs Redis (unique jobs, say). */
+  /** The transport, for middleware that needs Redis. */
   readonly transport: Transport;
+  /** The client's key names (its namespace). */
+  readonly keys: Keys;
+  /**
+   * The push's own options (not its job's), or undefined when an existing
+   * job is moved rather than pushed (the poller's promotions, API retries,
+   * periodic ticks).
+   */
+  readonly options: Readonly<PushContextOptions> | undefined;
+  /** When the job is to run, epoch milliseconds; undefined for now. */
+  readonly at: number | undefined;
+  /**
+   * In a push: writes this job through `guard` instead of the plain push, so
+   * the guard's check and the write are one atomic step. Undefined when an
+   * existing job is moved (its write is the mover's own script).
+   */
+  readonly guard: ((guard: WriteGuard) => void) | undefined;
 }
 
 /**
  * Sidekiq-style client middleware. Call `next()` to continue (optionally
  * with a replacement payload); return without calling it to stop the push,
  * which then returns `null` instead of a jid.
+ *
+ * Two optional properties tune it: `appliesTo(job, options)` says whether it
+ * has anything to do for a push (checked once per push; when no middleware
+ * applies, a bulk push keeps its fast path), and `handles` names the push
+ * options it implements (a push that sets one with no middleware handling it
+ * is refused rather than silently ignored).
  *
  * @example
  * ```ts
@@ -33,11 +63,65 @@ export interface ClientMiddlewareContext {
  * };
  * ```
  */
-export type ClientMiddleware = (
-  payload: JobPayload,
-  ctx: ClientMiddlewareContext,
-  next: (payload?: JobPayload) => Promise<void>,
-) => unknown;
+export type ClientMiddleware =
+  & ((
+    payload: JobPayload,
+    ctx: ClientMiddlewareContext,
+    next: (payload?: JobPayload) => Promise<void>,
+  ) => unknown)
+  & {
+    /** Whether this middleware has anything to do for a push of `job` with `options`; default yes. */
+    appliesTo?: (job: AnyJob | undefined, options: Readonly<PushContextOptions> | undefined) => boolean;
+    /** Push and job options this middleware implements (`"unique"`, ...). */
+    handles?: readonly string[];
+  };
+
+/** Push and job options that only a middleware implements, so one must handle them. */
+export const MIDDLEWARE_OPTIONS: readonly string[] = ["unique", "uniqueConflict"];
+
+/**
+ * The middleware of `chain` that apply to a push of `job` with `options`.
+ *
+ * @example
+ * ```ts
+ * const active = applicable(chain, HardJob, {}); // [] keeps a bulk push on its fast path
+ * ```
+ */
+export function applicable(
+  chain: readonly ClientMiddleware[],
+  job: AnyJob | undefined,
+  options: Readonly<PushContextOptions> | undefined,
+): readonly ClientMiddleware[] {
+  let out: ClientMiddleware[] | undefined;
+  for (let i = 0; i < chain.length; i++) {
+    const applies = chain[i].appliesTo?.(job, options) ?? true;
+    if (!applies) out ??= chain.slice(0, i);
+    else out?.push(chain[i]);
+  }
+  return out ?? chain;
+}
+
+/**
+ * The name of an option set on `job` or `options` that only a middleware
+ * implements and none of `chain` handles, if any.
+ *
+ * @example
+ * ```ts
+ * unhandledOption([], UniqueJob, {}); // "unique"
+ * ```
+ */
+export function unhandledOption(
+  chain: readonly ClientMiddleware[],
+  job: AnyJob | undefined,
+  options: Readonly<Record<string, unknown>>,
+): string | undefined {
+  for (const name of MIDDLEWARE_OPTIONS) {
+    const value = options[name] ?? (job?.options as Record<string, unknown> | undefined)?.[name];
+    if (value === undefined || value === false) continue;
+    if (!chain.some((m) => m.handles?.includes(name))) return name;
+  }
+  return undefined;
+}
 
 /**
  * Runs `chain` over a payload. Resolves to the payload to write (the last
@@ -47,7 +131,7 @@ export type ClientMiddleware = (
  *
  * @example
  * ```ts
- * const final = await runClientMiddleware([addTenant], payload, { queue: "default", job: undefined, transport });
+ * const final = await runClientMiddleware([addTenant], payload, ctx);
  * ```
  */
 export async function runClientMiddleware(
@@ -71,4 +155,30 @@ export async function runClientMiddleware(
     for (const field of Object.keys(out)) if (out[field] !== undefined) assertJsonSafe(out[field], field);
   }
   return final;
+}
+
+/**
+ * Checks what middleware left of a payload: it may reroute a job or give it
+ * a new jid, but to a queue a worker can listen to and a usable jid.
+ *
+ * @example
+ * ```ts
+ * checkRewritten(final, "HardJob"); // PayloadError if a middleware set queue to "a b"
+ * ```
+ */
+export function checkRewritten(payload: JobPayload, label: string): void {
+  if (!isQueueName(payload.queue)) {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'queue' to ${
+        describe(payload.queue)
+      }: it must be ${QUEUE_NAME_RULE}`,
+    );
+  }
+  if (typeof payload.jid !== "string" || payload.jid === "") {
+    throw new PayloadError(
+      `Cannot push job ${label} as client middleware set 'jid' to ${
+        describe(payload.jid)
+      }: it must be a non-empty string`,
+    );
+  }
 }

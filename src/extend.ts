@@ -19,6 +19,9 @@
  *   {@link recoverOrphans} what it does for dead processes.
  * - **Metrics**: {@link MetricsTracker} records and flushes execution metrics
  *   in Sidekiq's format, for engines of your own.
+ * - **Write guards**: a client middleware can route a job's write through a
+ *   script of its own (`ctx.guard`), as unique jobs do to lock and push in one
+ *   step; {@link decodeGuarded} reads what such a script returns.
  *
  * @example
  * ```ts
@@ -63,3 +66,5 @@ export type { RecoveryOptions, RecoveryResult } from "./server/recovery.ts";
 export { metricsClassName, MetricsTracker } from "./metrics/tracker.ts";
 export type { MetricsFlushResult, MetricsTrackerOptions } from "./metrics/tracker.ts";
 export { metricsMiddleware } from "./metrics/middleware.ts";
+export { decodeGuarded, GUARD_STATUS } from "./write_guard.ts";
+export type { GuardedStatus, GuardedWrite, WriteGuard } from "./write_guard.ts";

@@ -16,6 +16,7 @@ import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 import type { StandardSchemaV1 } from "./standard_schema.ts";
 import type { Transport } from "./transport/transport.ts";
+import { type UniqueConflict, type UniqueOptions, validateConflict, validateUnique } from "./unique/options.ts";
 
 /** What `perform` receives besides its arguments. */
 export interface JobContext {
@@ -74,6 +75,15 @@ export interface JobOptions {
   retryIn?: (count: number, error: unknown, job: JobPayload) => RetryInResult;
   /** Runs when retries are exhausted; return `"discard"` to skip the dead set. */
   retriesExhausted?: (job: JobPayload, error: unknown) => "discard" | void | Promise<"discard" | void>;
+  /**
+   * At most one copy queued or running per class, queue and args (or
+   * `by(args)`): a lock taken in the same atomic step as the push, released
+   * at `until` and never outliving `for` seconds. Needs `uniqueJobs()`'s
+   * client and server middleware (see docs/unique.md).
+   */
+  unique?: UniqueOptions;
+  /** What a push of a copy the lock is held for does: `"skip"` (default), `"replace"`, `"reschedule"`. */
+  uniqueConflict?: UniqueConflict;
 }
 
 /**
@@ -109,6 +119,10 @@ export interface PushOptions {
    * as `defineJob` checks them.
    */
   extra?: Record<string, unknown>;
+  /** Overrides the job's `unique` for this push; `false` pushes without a lock. */
+  unique?: UniqueOptions | false;
+  /** Overrides the job's `uniqueConflict` for this push. */
+  uniqueConflict?: UniqueConflict;
 }
 
 /** A defined job: its name, options, schema, `perform`, and typed push helpers. */
@@ -252,6 +266,8 @@ export function validateJobOptions(
     }
     o.tags = [...spec.tags];
   }
+  if (spec.unique !== undefined) o.unique = validateUnique(spec.unique, fail) as UniqueOptions;
+  if (spec.uniqueConflict !== undefined) o.uniqueConflict = validateConflict(spec.uniqueConflict, fail);
   for (const hook of ["retryIn", "retriesExhausted"] as const) {
     if (spec[hook] !== undefined) {
       if (typeof spec[hook] !== "function") throw fail(`'${hook}' must be a function`, spec[hook]);

@@ -85,6 +85,21 @@ export interface Keys {
   sidekiqCronEnqueued(name: string): string;
   /** sidekiq-cron's list of one job's last enqueues (jid and time), for its Web UI. */
   sidekiqCronHistory(name: string): string;
+  /**
+   * A unique job's lock (`<class>:<hash>`): a string holding the jid of the
+   * copy that owns it, with a TTL (`unique.for`).
+   */
+  uniqueLock(name: string): string;
+  /** What every unique lock's key starts with (for SCAN). */
+  readonly uniqueLockPrefix: string;
+  /**
+   * The exact payload a unique job was pushed with, beside its lock (same
+   * TTL), written for `uniqueConflict` `replace` and `reschedule` so a later
+   * push can find the waiting copy.
+   */
+  uniqueJob(name: string): string;
+  /** Set of queue names unique jobs were pushed to: a queue not in it is cleared without reading it. */
+  readonly uniqueQueues: string;
 }
 
 /**
@@ -143,5 +158,9 @@ export function keys(prefix = ""): Keys {
     sidekiqCronJob: (name) => `${p}cron_job:${name}`,
     sidekiqCronEnqueued: (name) => `${p}cron_job:${name}:enqueued`,
     sidekiqCronHistory: (name) => `${p}cron_job:${name}:jid_history`,
+    uniqueLock: (name) => `${p}edgekiq:unique:${name}`,
+    uniqueLockPrefix: `${p}edgekiq:unique:`,
+    uniqueJob: (name) => `${p}edgekiq:unique-job:${name}`,
+    uniqueQueues: `${p}edgekiq:unique-queues`,
   };
 }

@@ -58,6 +58,7 @@ const RESERVED: Readonly<Record<string, string>> = {
   queue: "use the push option 'queue'",
   retry: "use the push option 'retry'",
   at: "use the push option 'at' or 'in'",
+  edgekiq_unique: "use the push option 'unique'",
 };
 
 const isTime = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v > 0;

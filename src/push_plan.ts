@@ -3,7 +3,9 @@
  * the `schedule` set), cut into batches, each batch one MULTI (Sidekiq's
  * `atomic_push`: `SADD queues` + `LPUSH queue:<q>`, or `ZADD schedule`), so
  * a queue never has its SADD without its LPUSH and a batch lands whole or
- * not at all. A failed batch stops the push and rejects with a
+ * not at all. Jobs a middleware guarded (`write_guard.ts`) are grouped by
+ * guard and written by its script instead, one call per batch, which is
+ * just as atomic. A failed batch stops the push and rejects with a
  * {@link PushError} listing which jids landed.
  *
  * @module
@@ -12,11 +14,24 @@ import { TransportError } from "./errors.ts";
 import type { Keys } from "./keys.ts";
 import { PushError } from "./push_error.ts";
 import { sanitize } from "./sanitize.ts";
-import type { Command, Transport } from "./transport/transport.ts";
+import type { Command, RedisArg, Transport } from "./transport/transport.ts";
+import type { GuardedWrite, WriteGuard } from "./write_guard.ts";
 
-/** One MULTI and the jids it writes. */
+/** One MULTI (or one guard script call) and the jids it writes. */
 interface Batch {
-  commands: Command[];
+  jids: string[];
+  send(transport: Transport): Promise<GuardedWrite[] | unknown>;
+  /** Whether `send` resolves to one verdict per jid (a guard script). */
+  guarded: boolean;
+}
+
+/** Guarded jobs of one guard script, with the same numbers of keys and args. */
+interface GuardGroup {
+  guard: WriteGuard;
+  /** Per job: its queue key, then its guard keys. */
+  keys: string[];
+  /** Per job: queue name, jid, payload, run time, then its guard args. */
+  args: RedisArg[];
   jids: string[];
 }
 
@@ -46,6 +61,8 @@ export class PushPlan {
   /** ZADD arguments: score (epoch seconds), payload, ... */
   #scheduled: (string | number)[] = [];
   #scheduledJids: string[] = [];
+  #guarded = new Map<string, GuardGroup>();
+  #scripts = new Map<unknown, number>();
 
   /** Adds a payload for `queue`, to be pushed behind those added before it. */
   enqueue(queue: string, payload: string, jid: string): void {
@@ -63,15 +80,35 @@ export class PushPlan {
   }
 
   /**
+   * Adds a payload written by `guard`'s script (see `write_guard.ts`):
+   * to `queue` at `queueKey`, or to `schedule` at `atMs` (epoch ms).
+   */
+  guarded(
+    guard: WriteGuard,
+    job: { queue: string; queueKey: string; atMs: number | undefined; json: string; jid: string },
+  ): void {
+    let id = this.#scripts.get(guard.script);
+    if (id === undefined) this.#scripts.set(guard.script, id = this.#scripts.size);
+    const groupId = `${id}:${guard.keys.length}:${guard.args.length}`;
+    let group = this.#guarded.get(groupId);
+    if (!group) this.#guarded.set(groupId, group = { guard, keys: [], args: [], jids: [] });
+    group.keys.push(job.queueKey, ...guard.keys);
+    group.args.push(job.queue, job.jid, job.json, job.atMs === undefined ? "" : job.atMs / 1000, ...guard.args);
+    group.jids.push(job.jid);
+  }
+
+  /**
    * Writes every batch, in order, one MULTI each. Queue order across
    * batches must hold: a transport that keeps call order gets the next batch
    * while Redis applies the last one; others (MULTIs on separate
    * connections, HTTP) one batch at a time. On a failure nothing more is
    * sent, the batch already on its way (if any) is waited for, and the call
-   * rejects with a {@link PushError}.
+   * rejects with a {@link PushError}. Resolves to the guards' verdicts by
+   * jid (jobs not guarded were all pushed).
    */
-  async write(transport: Transport, options: PushWriteOptions): Promise<void> {
+  async write(transport: Transport, options: PushWriteOptions): Promise<Map<string, GuardedWrite>> {
     const batches = this.#batches(options);
+    const verdicts = new Map<string, GuardedWrite>();
     const landed: string[] = [];
     const failed: string[] = [];
     let maybeApplied = false;
@@ -79,8 +116,19 @@ export class PushPlan {
     let failedAt = -1;
     const settle = async (index: number, sent: Promise<unknown>): Promise<void> => {
       try {
-        await sent;
-        for (const jid of batches[index].jids) landed.push(jid);
+        const reply = await sent;
+        const { jids, guarded } = batches[index];
+        if (!guarded) {
+          for (const jid of jids) landed.push(jid);
+          return;
+        }
+        const writes = reply as GuardedWrite[];
+        jids.forEach((jid, i) => {
+          const verdict = writes[i] ?? { status: "duplicate", existing: undefined };
+          verdicts.set(jid, verdict);
+          // Only what this push wrote is in Redis under its jid.
+          if (verdict.status === "pushed" || verdict.status === "replaced") landed.push(jid);
+        });
       } catch (error) {
         for (const jid of batches[index].jids) failed.push(jid);
         maybeApplied ||= mayHaveApplied(error);
@@ -94,7 +142,7 @@ export class PushPlan {
     let inFlight: { index: number; sent: Promise<unknown> } | undefined;
     while (next < batches.length && firstError === undefined) {
       const index = next++;
-      const sent = transport.pipeline(batches[index].commands, { atomic: true });
+      const sent = batches[index].send(transport);
       if (!transport.ordered) {
         await settle(index, sent);
         continue;
@@ -105,7 +153,7 @@ export class PushPlan {
       inFlight = { index, sent };
     }
     if (inFlight) await settle(inFlight.index, inFlight.sent);
-    if (firstError === undefined) return;
+    if (firstError === undefined) return verdicts;
     const notSent = batches.slice(next).flatMap((batch) => batch.jids);
     const reason = sanitize(firstError instanceof Error ? firstError.message : String(firstError), 200);
     throw new PushError(
@@ -121,19 +169,37 @@ export class PushPlan {
 
   #batches({ keys, batchSize }: PushWriteOptions): Batch[] {
     const batches: Batch[] = [];
+    const multi = (commands: Command[], jids: string[]): Batch => ({
+      jids,
+      send: (transport) => transport.pipeline(commands, { atomic: true }),
+      guarded: false,
+    });
     for (const [queue, { payloads, jids }] of this.#queues) {
       for (let i = 0; i < payloads.length; i += batchSize) {
-        batches.push({
-          commands: [["SADD", keys.queues, queue], ["LPUSH", keys.queue(queue), ...payloads.slice(i, i + batchSize)]],
-          jids: jids.slice(i, i + batchSize),
-        });
+        batches.push(multi(
+          [["SADD", keys.queues, queue], ["LPUSH", keys.queue(queue), ...payloads.slice(i, i + batchSize)]],
+          jids.slice(i, i + batchSize),
+        ));
       }
     }
     for (let i = 0; i < this.#scheduledJids.length; i += batchSize) {
-      batches.push({
-        commands: [["ZADD", keys.schedule, ...this.#scheduled.slice(2 * i, 2 * (i + batchSize))]],
-        jids: this.#scheduledJids.slice(i, i + batchSize),
-      });
+      batches.push(multi(
+        [["ZADD", keys.schedule, ...this.#scheduled.slice(2 * i, 2 * (i + batchSize))]],
+        this.#scheduledJids.slice(i, i + batchSize),
+      ));
+    }
+    for (const { guard, keys: jobKeys, args: jobArgs, jids } of this.#guarded.values()) {
+      const k = 1 + guard.keys.length;
+      const a = 4 + guard.args.length;
+      for (let i = 0; i < jids.length; i += batchSize) {
+        const batchKeys = [keys.queues, keys.schedule, ...jobKeys.slice(k * i, k * (i + batchSize))];
+        const batchArgs = [guard.keys.length, guard.args.length, ...jobArgs.slice(a * i, a * (i + batchSize))];
+        batches.push({
+          jids: jids.slice(i, i + batchSize),
+          send: (transport) => transport.script(guard.script, batchKeys, batchArgs),
+          guarded: true,
+        });
+      }
     }
     return batches;
   }

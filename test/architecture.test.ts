@@ -18,7 +18,7 @@ export const LAYERS: ReadonlyArray<readonly [name: string, pattern: RegExp]> = [
   ["redis", /^transport\/|^scripts\//],
   [
     "jobs",
-    /^(job|registry|current_job|push_options|push_plan|push_error|client_middleware|server_middleware|client|dead_set_rules|activejob)\.ts$|^metrics\/|^periodic\//,
+    /^(job|registry|current_job|push_options|push_plan|push_error|client_middleware|server_middleware|client|dead_set_rules|activejob|push_result|write_guard)\.ts$|^metrics\/|^periodic\/|^unique\//,
   ],
   ["admin", /^api\//],
   ["engine", /^server\//],

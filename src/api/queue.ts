@@ -5,6 +5,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
+import { clearReleasing, removeReleasing } from "../unique/api_locks.ts";
 import { enqueuedLatency, JobRecord } from "./job_record.ts";
 import { checkJid, checkPage, invalid } from "./util.ts";
 import { arr, num, str } from "../transport/reply_readers.ts";
@@ -141,7 +142,7 @@ export class Queue implements AsyncIterable<JobRecord> {
 
   /**
    * Removes one job (LREM of its exact raw string). Resolves to whether it
-   * was still there.
+   * was still there. A unique job's lock is released with it.
    *
    * @example
    * ```ts
@@ -152,11 +153,14 @@ export class Queue implements AsyncIterable<JobRecord> {
   async delete(job: JobRecord | string): Promise<boolean> {
     const raw = job instanceof JobRecord ? job.value : job;
     if (typeof raw !== "string") throw invalid("delete job", "job", "a JobRecord or a raw job string", job);
-    return num(await this.#client.transport.call("LREM", this.#key(), 1, raw)) > 0;
+    const [removed] = await removeReleasing(this.#client, this.#key(), "list", [raw]);
+    return removed;
   }
 
   /**
-   * Deletes the queue and its entry in `queues`, in one MULTI.
+   * Deletes the queue and its entry in `queues` in one script, and releases
+   * the locks of the unique jobs it held (read a page per round trip after
+   * the queue was detached; a queue no unique job was pushed to is not read).
    *
    * @example
    * ```ts
@@ -164,8 +168,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async clear(): Promise<boolean> {
-    const k = this.#client.keys;
-    await this.#client.transport.pipeline([["UNLINK", this.#key()], ["SREM", k.queues, this.#name]], { atomic: true });
+    await clearReleasing(this.#client, this.#key(), this.#name);
     return true;
   }
 

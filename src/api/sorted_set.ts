@@ -8,6 +8,7 @@
  */
 import type { Client } from "../client.ts";
 import type { DeathHandler } from "../dead_set_rules.ts";
+import { clearReleasing, removeReleasing } from "../unique/api_locks.ts";
 import { drainSet, enqueueFromSet, killFromSet, notifyDeath } from "./moves.ts";
 import { SortedEntry } from "./sorted_entry.ts";
 import { checkJid, checkPage, invalid, zscan } from "./util.ts";
@@ -189,7 +190,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   }
 
   /**
-   * Removes the entry with this exact raw string. Resolves to whether it was there.
+   * Removes the entry with this exact raw string. Resolves to whether it was
+   * there. A unique job's lock is released with it.
    *
    * @example
    * ```ts
@@ -198,7 +200,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    */
   async deleteByValue(value: string): Promise<boolean> {
     if (typeof value !== "string") throw invalid("delete job", "value", "a raw job string", value);
-    return num(await this.#client.transport.call("ZREM", this.key, value)) > 0;
+    const [removed] = await removeReleasing(this.#client, this.key, "zset", [value]);
+    return removed;
   }
 
   /**
@@ -253,7 +256,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   }
 
   /**
-   * Deletes every entry (UNLINK).
+   * Deletes every entry, releasing the locks of the unique jobs among them
+   * (see `Queue#clear`; dead jobs hold none).
    *
    * @example
    * ```ts
@@ -261,7 +265,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   async clear(): Promise<boolean> {
-    await this.#client.transport.call("UNLINK", this.key);
+    if (this.#name === "dead") await this.#client.transport.call("UNLINK", this.key);
+    else await clearReleasing(this.#client, this.key);
     return true;
   }
 

@@ -80,6 +80,8 @@ export class Feeder {
   #wakePending = false;
   #sleep: { timer: ReturnType<typeof setTimeout>; resolve: () => void } | undefined;
   #blocking = new AbortController();
+  /** Something must reach Redis soon (a lock released at a job's start) even if no fetch is due. */
+  #flushWanted = false;
 
   constructor(options: FeederOptions) {
     this.#o = options;
@@ -126,6 +128,16 @@ export class Feeder {
       this.#dispatch();
     }
     this.#poke();
+  }
+
+  /**
+   * Sends what the fetcher has pending (acks, lock releases) with a round
+   * trip of its own soon, instead of with the next fetch: when every slot
+   * runs a long job there may be no next fetch for a long time.
+   */
+  flushSoon(): void {
+    this.#flushWanted = true;
+    this.#signal();
   }
 
   /**
@@ -193,6 +205,12 @@ export class Feeder {
         continue;
       }
       const free = this.#o.concurrency + this.#o.prefetch.size - this.held - this.#requested;
+      if (this.#flushWanted && this.#launched.size === 0) {
+        // Carried by a fetch (taking what is free, often nothing) so it costs one round trip either way.
+        this.#flushWanted = false;
+        this.#launch(this.#fetch(Math.max(0, free), false));
+        continue;
+      }
       const starving = this.#waiting.length > 0 && !this.#startable();
       const inFlight = this.#launched.size;
       if (free <= 0 || inFlight > 0 || !starving) {

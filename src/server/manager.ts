@@ -95,7 +95,12 @@ export class Manager {
       ...this.#o.deps,
       signal: this.#abort.signal,
       stopping: this.#stopping.signal,
-      tools: { releaseLater: (key, value) => fetcher.releaseLater(key, value) },
+      tools: {
+        releaseLater: (key, value) => {
+          fetcher.releaseLater(key, value);
+          this.#o.feeder.flushSoon();
+        },
+      },
     };
     this.#o.feeder.start();
     for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps));

@@ -123,23 +123,30 @@ export class Poller {
    * recover, as one poll would.
    */
   act(check: PollCheck, now: number = Date.now()): Promise<PollResult> {
-    const run = this.#act(check, now);
+    // A schedule registered now is due by the next check (the next beat).
+    const run = this.#register(now).then(() => this.#act(check, now));
     this.#running = run;
     return run;
   }
 
   async #poll(now: number): Promise<PollResult> {
+    // Registered first, so a new schedule's due tick is seen by this check.
+    await this.#register(now);
     // One command says what needs doing: an idle cycle costs just this.
     const check = await this.#transport.script(POLL_CHECK, pollCheckKeys(this.#k), [now / 1000]);
     return this.#act(check, now);
   }
 
+  /** Registers this app's schedules (usually no command: it is remembered). */
+  async #register(now: number): Promise<void> {
+    if (this.#o.periodic?.length) {
+      await registerPeriodic(this.#o.client, this.#o.periodic, { owner: this.#o.periodicOwner, now });
+    }
+  }
+
   async #act(check: PollCheck, now: number): Promise<PollResult> {
     const result: PollResult = { promoted: 0, pruned: 0, recovered: 0, poisoned: 0, periodic: 0 };
     const client = this.#o.client;
-    if (this.#o.periodic?.length) {
-      await registerPeriodic(client, this.#o.periodic, { owner: this.#o.periodicOwner, now });
-    }
     this.#processCount = check.processes;
     if (check.retryDue) result.promoted += await this.promote(this.#k.retry, now);
     if (check.scheduleDue) result.promoted += await this.promote(this.#k.schedule, now);

@@ -1,7 +1,7 @@
 /**
- * Keyspace commands: TYPE, EXISTS, DEL, UNLINK, EXPIRE, PEXPIRE (NX, XX, GT,
- * LT), TTL, PTTL, PERSIST, KEYS, SCAN (MATCH, COUNT, TYPE), DBSIZE, FLUSHDB,
- * FLUSHALL.
+ * Keyspace commands: TYPE, EXISTS, DEL, UNLINK, RENAME, EXPIRE, PEXPIRE (NX,
+ * XX, GT, LT), TTL, PTTL, PERSIST, KEYS, SCAN (MATCH, COUNT, TYPE), DBSIZE,
+ * FLUSHDB, FLUSHALL.
  *
  * @module
  */
@@ -67,6 +67,10 @@ export const keyCommands: CommandTable = {
   EXISTS: [-2, (db, a) => a.filter((k) => db.get(k)).length],
   DEL: [-2, (db, a) => a.filter((k) => db.delete(k)).length],
   UNLINK: [-2, (db, a) => a.filter((k) => db.delete(k)).length],
+  RENAME: [3, (db, a) => {
+    if (!db.rename(a[0], a[1])) throw new ReplyError("ERR no such key");
+    return "OK";
+  }],
   EXPIRE: [-3, (db, a) => expire(db, a, 1000)],
   PEXPIRE: [-3, (db, a) => expire(db, a, 1)],
   TTL: [2, (db, a) => ttl(db, a[0], false)],

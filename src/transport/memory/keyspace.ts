@@ -133,6 +133,16 @@ export class Keyspace {
     return this.get(key) !== undefined && this.#data.delete(key);
   }
 
+  /** Moves `from`'s value (and expiry) to `to`, replacing what `to` held; false if `from` is absent. */
+  rename(from: string, to: string): boolean {
+    const e = this.get(from);
+    if (!e) return false;
+    this.#data.delete(from);
+    this.#data.set(to, e);
+    if (e.type === "list") this.pushed.add(to);
+    return true;
+  }
+
   /** Deletes `key` if it holds an empty container: Redis never keeps empty ones. */
   tidy(key: string): void {
     const e = this.#data.get(key);
