@@ -67,7 +67,8 @@ export async function runIteration(
 ): Promise<void> {
   const key = ctx.keys.iteration(ctx.jid);
   const run = new IterationRun(ctx, await loadState(ctx.transport, key));
-  const save = stateSaver(spec.name, ctx, run);
+  const state = stateSaver(spec.name, ctx, run);
+  const save = state.save;
   // Saving is best effort where the run ends anyway: an error stays the
   // error, and an interrupted job resumes from the last state that landed.
   const trySave = (why: string) =>
@@ -98,6 +99,7 @@ export async function runIteration(
     await closeQuietly(iterator, ctx);
     run.finish();
     if (error instanceof Discard) {
+      await state.settled();
       await removeState(ctx, key);
       throw error;
     }
@@ -132,6 +134,7 @@ export async function runIteration(
     throw error;
   }
   ctx.logger.debug("completed iteration", { executions: run.executions, runtime: run.runtime.toFixed(3) });
+  await state.settled();
   await removeState(ctx, key);
 }
 

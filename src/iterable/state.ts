@@ -110,12 +110,17 @@ return redis.call("HGET", KEYS[1], "cancelled")
  *
  * @example
  * ```ts
- * const save = stateSaver("Backfill", ctx, run);
- * if (await save()) { // cancelled
+ * const state = stateSaver("Backfill", ctx, run);
+ * if (await state.save()) { // cancelled
  * }
+ * await state.settled(); // before removing it
  * ```
  */
-export function stateSaver(name: string, ctx: JobContext, run: IterationRun): () => Promise<boolean> {
+export function stateSaver(
+  name: string,
+  ctx: JobContext,
+  run: IterationRun,
+): { save(): Promise<boolean>; settled(): Promise<unknown> } {
   const key = ctx.keys.iteration(ctx.jid);
   const once = async (): Promise<boolean> => {
     const cursor = JSON.stringify(run.cursor);
@@ -137,9 +142,14 @@ export function stateSaver(name: string, ctx: JobContext, run: IterationRun): ()
     return cancelled !== null;
   };
   let last: Promise<unknown> = Promise.resolve();
-  return () => {
-    const next = last.then(once, once);
-    last = next.catch(() => {});
-    return next;
+  return {
+    save() {
+      const next = last.then(once, once);
+      last = next.catch(() => {});
+      return next;
+    },
+    // Before the state is removed: a save still on its way must not land
+    // after the UNLINK and bring the hash back.
+    settled: () => last,
   };
 }
