@@ -52,6 +52,7 @@ export {
   Discard,
   EdgekiqError,
   Interrupt,
+  IterationError,
   JobArgsError,
   PayloadError,
   TransportError,
@@ -76,3 +77,16 @@ export type { DeathHandler } from "./src/dead_set_rules.ts";
 export type { MetricsTrackerOptions } from "./src/metrics/tracker.ts";
 export type { StandardSchemaV1 } from "./src/standard_schema.ts";
 export { VERSION } from "./src/version.ts";
+export { defineIterableJob } from "./src/iterable/define_iterable_job.ts";
+export { cancelJob } from "./src/iterable/cancel.ts";
+export type {
+  IterableJobSpec,
+  IterableJobSpecWithSchema,
+  IterationHook,
+  IterationHooks,
+  IterationOptions,
+  IterationSource,
+} from "./src/iterable/define_iterable_job.ts";
+export type { IterationContext } from "./src/iterable/iteration_run.ts";
+export { iterateArray, iterateKeyset, iterateRange } from "./src/iterable/enumerators.ts";
+export type { IterationStep, KeysetOptions, RangeOptions } from "./src/iterable/enumerators.ts";

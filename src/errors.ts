@@ -214,3 +214,16 @@ export class Interrupt extends Error {
     this.name = "Interrupt";
   }
 }
+
+/**
+ * An iterable job cannot go on: its `each` yielded something other than
+ * `[item, cursor]` pairs, a cursor is not JSON-native, an iteration helper
+ * was given bad options, or the cursor saved in `it-<jid>` cannot be read.
+ * It fails the job like any error (retries resume from the last saved cursor).
+ *
+ * @example
+ * ```ts
+ * // IterationError: Cannot save the cursor of Backfill as cursor.at is a Date: ...
+ * ```
+ */
+export class IterationError extends EdgekiqError {}

@@ -9,11 +9,13 @@
  * @module
  */
 import { ConfigError, JobArgsError } from "./errors.ts";
+import type { Keys } from "./keys.ts";
 import type { Logger } from "./logger.ts";
 import { describe, type JobPayload } from "./payload.ts";
 import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 import type { StandardSchemaV1 } from "./standard_schema.ts";
+import type { Transport } from "./transport/transport.ts";
 import { type UniqueConflict, type UniqueOptions, validateConflict, validateUnique } from "./unique/options.ts";
 
 /** What `perform` receives besides its arguments. */
@@ -41,6 +43,13 @@ export interface JobContext {
    * finish: running jobs get the shutdown timeout.
    */
   readonly stopping: AbortSignal;
+  /**
+   * The Redis transport this job was fetched with, for a job that keeps its
+   * own state in Redis (an iterable job's cursor, say).
+   */
+  readonly transport: Transport;
+  /** The key names of the worker's namespace (its `prefix`), with that transport. */
+  readonly keys: Keys;
 }
 
 /** What `retryIn` may return: a delay in seconds, or a verdict. */

@@ -60,20 +60,36 @@ export function nestedDeeperThan(root: object, max: number): boolean {
  * ```
  */
 export function assertJsonSafe(value: unknown, path: string): void {
-  const problem = findUnsafe(value, MAX_NESTING - 1);
+  const problem = jsonProblem(value, path);
   if (problem === undefined) return;
-  if (problem === TOO_DEEP) {
-    throw new PayloadError(
-      `Cannot push job as ${path} nests more than ${
-        MAX_NESTING - 1
-      } levels deep: a Sidekiq payload holds at most ${MAX_NESTING} (Ruby's JSON limit)`,
-    );
-  }
   throw new PayloadError(
-    `Cannot push job as ${
-      sanitize(path + problem)
-    }: job arguments must be JSON-native (string, finite number, boolean, null, array, plain object)`,
+    problem.endsWith(DEEP_NOTE)
+      ? `Cannot push job as ${problem}: a Sidekiq payload holds at most ${MAX_NESTING} (Ruby's JSON limit)`
+      : `Cannot push job as ${problem}: job arguments must be JSON-native (${JSON_NATIVE})`,
   );
+}
+
+/** What a JSON-native value is made of, for error messages. */
+export const JSON_NATIVE = "string, finite number, boolean, null, array, plain object";
+
+const DEEP_NOTE = ` levels deep`;
+
+/**
+ * Why `value` (a payload field at `path`) would not survive a JSON round
+ * trip, as an escaped phrase (`args[1].when is a Date`, `cursor nests more
+ * than 99 levels deep`), or undefined when it would: for callers that word
+ * their own error.
+ *
+ * @example
+ * ```ts
+ * jsonProblem({ at: new Date() }, "cursor"); // "cursor.at is a Date"
+ * ```
+ */
+export function jsonProblem(value: unknown, path: string): string | undefined {
+  const problem = findUnsafe(value, MAX_NESTING - 1);
+  if (problem === undefined) return undefined;
+  if (problem === TOO_DEEP) return `${sanitize(path)} nests more than ${MAX_NESTING - 1}${DEEP_NOTE}`;
+  return sanitize(path + problem);
 }
 
 const TOO_DEEP = " nests too deeply";

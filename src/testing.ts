@@ -19,10 +19,14 @@ import type { ClientMiddleware } from "./client_middleware.ts";
 import { keys } from "./keys.ts";
 import type { Logger } from "./logger.ts";
 import { type JobPayload, parsePayload } from "./payload.ts";
-import type { JobsInput } from "./registry.ts";
+import { createRegistry, type JobsInput } from "./registry.ts";
 import { drain, type DrainResult } from "./server/drain.ts";
 import type { ServerMiddleware } from "./server_middleware.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, Discard, Interrupt } from "./errors.ts";
+import { iterationSpecOf } from "./iterable/define_iterable_job.ts";
+import { runIteration } from "./iterable/iteration.ts";
+import { type IterationState, parseState } from "./api/iteration_states.ts";
+import { type JobContext, validateArgs } from "./job.ts";
 import { Poller } from "./server/poller.ts";
 import { silentLogger } from "./logger.ts";
 import { memoryTransport } from "./transport/memory.ts";
@@ -39,6 +43,16 @@ export interface TestHarnessOptions {
   logger?: Logger;
 }
 
+/** What {@link TestHarness.step} did. */
+export interface StepResult {
+  jid: string;
+  class: string;
+  /** `done`; `interrupted` (an iterable job stopped early, back on its queue); `discarded` (it threw `Discard`). */
+  outcome: "done" | "interrupted" | "discarded";
+  /** An iterable job's saved state after the step (undefined once it is done). */
+  iteration: IterationState | undefined;
+}
+
 /** A client plus inspection and inline execution. */
 export interface TestHarness {
   readonly transport: Transport;
@@ -52,6 +66,15 @@ export interface TestHarness {
    * job due by `now`) until the queues are empty.
    */
   drain(options?: { promote?: boolean; now?: number; concurrency?: number }): Promise<DrainResult>;
+  /**
+   * Runs the oldest job of `queue` once, inline, as Sidekiq's `perform_one`
+   * (no middleware, no retry: it leaves the queue, and an error is thrown to
+   * you). An iterable job runs to its end, or with `items` stops after that
+   * many items as it would at shutdown: it goes back to the front of its
+   * queue with its cursor saved, and the next step resumes it. Resolves to
+   * what happened, or undefined when the queue is empty.
+   */
+  step(options?: { queue?: string; items?: number }): Promise<StepResult | undefined>;
   /**
    * Empties the harness's own memory transport. Refused for a transport you
    * passed in: a real Redis may hold data that is not the test's.
@@ -74,6 +97,7 @@ export function createTestHarness(options: TestHarnessOptions): TestHarness {
   const client = new Client({ transport, middleware: options.clientMiddleware });
   const k = keys();
   const logger = options.logger ?? silentLogger;
+  const registry = createRegistry(options.jobs);
   return {
     transport,
     client,
@@ -102,6 +126,42 @@ export function createTestHarness(options: TestHarnessOptions): TestHarness {
         middleware: options.middleware,
         logger,
       });
+    },
+    async step({ queue = "default", items } = {}) {
+      const raw = (await transport.call("RPOP", k.queue(queue))) as string | null;
+      if (raw === null) return undefined;
+      const payload = parsePayload(raw);
+      const job = registry.get(payload.class);
+      if (!job) {
+        await transport.call("RPUSH", k.queue(queue), raw);
+        throw new ConfigError(`Cannot step job as no job named '${payload.class}' is registered in this harness`);
+      }
+      const args = await validateArgs(job, payload.args);
+      const never = new AbortController().signal;
+      const ctx: JobContext = {
+        jid: payload.jid,
+        queue,
+        retryCount: typeof payload.retry_count === "number" ? payload.retry_count + 1 : 0,
+        payload,
+        logger: logger.child({ class: payload.class, jid: payload.jid, queue }),
+        signal: never,
+        stopping: never,
+        transport,
+        keys: k,
+      };
+      const iteration = iterationSpecOf(job);
+      let outcome: StepResult["outcome"] = "done";
+      try {
+        await (iteration ? runIteration(iteration, ctx, args, { maxItems: items }) : job.perform(ctx, ...args));
+      } catch (error) {
+        if (error instanceof Discard) outcome = "discarded";
+        else if (error instanceof Interrupt) {
+          outcome = "interrupted";
+          await transport.call("RPUSH", k.queue(queue), raw);
+        } else throw error;
+      }
+      const state = parseState(await transport.call("HGETALL", k.iteration(payload.jid)));
+      return { jid: payload.jid, class: payload.class, outcome, iteration: state };
     },
     async clear() {
       if (options.transport) {

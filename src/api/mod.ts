@@ -46,5 +46,7 @@ export type {
   TopJobsResult,
 } from "./metrics.ts";
 export { type PeriodicEntry, PeriodicSet } from "./periodic_set.ts";
+export { iterationStates } from "./iteration_states.ts";
+export type { IterationState } from "./iteration_states.ts";
 export { UniqueLocks } from "./unique_locks.ts";
 export type { CleanOrphansOptions, UniqueLock } from "./unique_locks.ts";

@@ -337,14 +337,23 @@ class Context implements JobContext {
   readonly queue: string;
   readonly signal: AbortSignal;
   readonly stopping: AbortSignal;
+  readonly transport: Transport;
+  readonly keys: Keys;
   #base: Logger;
   #logger?: Logger;
 
-  constructor(payload: JobPayload, queue: string, signals: Pick<ProcessorDeps, "signal" | "stopping">, logger: Logger) {
+  constructor(
+    payload: JobPayload,
+    queue: string,
+    deps: Pick<ProcessorDeps, "signal" | "stopping" | "transport" | "keys">,
+    logger: Logger,
+  ) {
     this.payload = payload;
     this.queue = queue;
-    this.signal = signals.signal;
-    this.stopping = signals.stopping;
+    this.signal = deps.signal;
+    this.stopping = deps.stopping;
+    this.transport = deps.transport;
+    this.keys = deps.keys;
     this.#base = logger;
   }
 
