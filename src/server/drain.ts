@@ -13,6 +13,7 @@ import { type Logger, silentLogger } from "../logger.ts";
 import { describe, type TimeFormat } from "../payload.ts";
 import type { JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
+import { switchable } from "../transport/switchable.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { assemble, metricsTracker } from "./assembly.ts";
@@ -102,12 +103,12 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   // hung HTTP request must not keep the function past it); the bookkeeping
   // at the end uses the plain transport, with its own request timeout.
   const budget = AbortSignal.timeout(options.budgetMs);
-  const bounded = transport.withSignal?.(budget) ?? transport;
+  const engine = switchable(transport.withSignal?.(budget) ?? transport);
   const [manager] = assemble({
     ...options,
     // A drain logs no per-job lines unless asked: cron output is read rarely.
     jobLogging: options.jobLogging ?? false,
-    transport: bounded,
+    transport: engine,
     keys: k,
     identity,
     timeFormat,
@@ -156,8 +157,10 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   clearTimeout(timer);
   const remainingBudget = Math.max(0, options.budgetMs - (Date.now() - started));
   // Running jobs get what is left of the budget; then they are put back.
-  // The budget ends here: what remains to do goes out on the plain transport.
-  manager.fetcher.retarget(transport);
+  // The fetch window has closed: what remains (running jobs' writes and
+  // saves, putting back what still runs, the release) goes out on the plain
+  // transport, so the budget's own end cannot cut it off.
+  engine.target = transport;
   const requeued = await manager.stop(remainingBudget, 0);
   const { processed, failed } = stats;
   await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));

@@ -134,15 +134,6 @@ export class Fetcher {
     this.#scriptKeys = [...this.#queueKeys, ...this.#heldKeys, ...landing];
   }
 
-  /**
-   * Sends everything from now on through `transport`: a drain's requests
-   * are cut off when its budget ends, but what it does at the end (putting
-   * back what still runs, releasing what it holds) must still go out.
-   */
-  retarget(transport: Transport): void {
-    this.#o = { ...this.#o, transport };
-  }
-
   /** The capsule's distinct queue names. */
   get queues(): readonly string[] {
     return this.#names;
