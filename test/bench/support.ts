@@ -217,21 +217,20 @@ function bin(name: string): string | undefined {
 }
 
 /** Where the Node bundles of the edgekiq child scripts go. */
-const buildDir = `${repoRoot}bench/.build/`;
+export const buildDir = `${repoRoot}bench/.build/`;
 let nodeBundles = false;
 
 /**
- * Bundles the edgekiq child scripts for Node with esbuild (dependencies stay
- * external), as an application would ship them. Running them through tsx
- * instead costs ~50 MB of RSS for the loader alone, which is not edgekiq's;
- * BENCH_NODE_LOADER=tsx runs them through tsx anyway.
+ * Bundles TypeScript entry points for Node with esbuild into `outdir`
+ * (dependencies stay external), as an application would ship them: one
+ * `<name>.mjs` per entry. Running them through tsx instead costs ~50 MB of
+ * RSS for the loader alone, which is not edgekiq's.
  */
-export async function prepareNodeBundles(scripts: string[]): Promise<void> {
-  if (process.env.BENCH_NODE_LOADER === "tsx") return;
+export async function bundleForNode(entries: string[], outdir: string): Promise<void> {
   const { build } = await import("esbuild");
   await build({
-    entryPoints: scripts.map((s) => `${benchDir}${s}`),
-    outdir: buildDir,
+    entryPoints: entries,
+    outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,
     format: "esm",
@@ -250,16 +249,32 @@ export async function prepareNodeBundles(scripts: string[]): Promise<void> {
       },
     }],
   });
+}
+
+/**
+ * Bundles the edgekiq child scripts for Node (see {@link bundleForNode});
+ * BENCH_NODE_LOADER=tsx runs them through tsx instead.
+ */
+export async function prepareNodeBundles(scripts: string[]): Promise<void> {
+  if (process.env.BENCH_NODE_LOADER === "tsx") return;
+  await bundleForNode(scripts.map((s) => `${benchDir}${s}`), buildDir);
   nodeBundles = true;
 }
 
-/** The command lines for an edgekiq child script on each runtime. */
-export function edgekiqCommand(runtime: "node" | "bun" | "deno", script: string): { command: string; args: string[] } {
-  const file = `${benchDir}${script}`;
+/**
+ * The command line that runs a TypeScript file on a runtime: Bun and Deno
+ * run it as is; Node runs `bundle` when given, else the file through tsx.
+ */
+export function runtimeCommand(
+  runtime: "node" | "bun" | "deno",
+  file: string,
+  bundle?: string,
+): { command: string; args: string[] } {
   if (runtime === "node") {
-    return nodeBundles
-      ? { command: process.execPath, args: [`${buildDir}${script.replace(/\.ts$/, ".mjs")}`] }
-      : { command: process.execPath, args: ["--import", "tsx", file] };
+    return bundle ? { command: process.execPath, args: [bundle] } : {
+      command: process.execPath,
+      args: ["--import", "tsx", file],
+    };
   }
   if (runtime === "bun") {
     const b = bin("bun");
@@ -268,6 +283,12 @@ export function edgekiqCommand(runtime: "node" | "bun" | "deno", script: string)
   const d = bin("deno");
   const args = ["run", "-A", "--no-check", file];
   return d ? { command: d, args } : { command: "npx", args: ["deno", ...args] };
+}
+
+/** The command lines for an edgekiq child script on each runtime. */
+export function edgekiqCommand(runtime: "node" | "bun" | "deno", script: string): { command: string; args: string[] } {
+  const bundle = nodeBundles ? `${buildDir}${script.replace(/\.ts$/, ".mjs")}` : undefined;
+  return runtimeCommand(runtime, `${benchDir}${script}`, bundle);
 }
 
 let rubyState: string | null | undefined;
