@@ -7,7 +7,7 @@
  * did not start unless EDGEKIQ_BENCH_REDIS_URL says so.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -25,6 +25,8 @@ export interface ChildResult {
   p99?: number | null;
   pctIdeal?: number | null;
   jobs?: number;
+  /** Redis's cost per job, read by the harness around the child's phases. */
+  redis?: { push?: JobCost; drain?: JobCost; run?: JobCost };
   [extra: string]: unknown;
 }
 
@@ -196,6 +198,78 @@ export async function totalCommands(url: string): Promise<number> {
   return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
+/** Redis's own counters at one moment: main-thread CPU, commands processed, calls per command. */
+export interface RedisSnapshot {
+  /** used_cpu_sys_main_thread + used_cpu_user_main_thread, in µs. */
+  cpuUs: number;
+  /** total_commands_processed (commands inside Lua scripts included). */
+  commands: number;
+  /** INFO commandstats calls per command. */
+  calls: Record<string, number>;
+  /** performance.now() when taken. */
+  at: number;
+}
+
+/** What Redis spent between two snapshots. */
+export interface RedisCost {
+  cpuUs: number;
+  commands: number;
+  calls: Record<string, number>;
+  seconds: number;
+}
+
+/**
+ * One `INFO cpu stats commandstats`: Redis's main-thread CPU (where every
+ * command runs; background threads and forks excluded) and command counts.
+ */
+export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
+  const text = String(await redisCommand(url, ["INFO", "cpu", "stats", "commandstats"]));
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(text)?.[1] ?? NaN);
+  const main = field("used_cpu_sys_main_thread") + field("used_cpu_user_main_thread");
+  const calls: Record<string, number> = {};
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]] = Number(m[2]);
+  return {
+    // Redis before 6.2 has no main-thread fields: the process total is the next best thing.
+    cpuUs: Math.round((Number.isFinite(main) ? main : field("used_cpu_sys") + field("used_cpu_user")) * 1e6),
+    commands: field("total_commands_processed"),
+    calls,
+    at: performance.now(),
+  };
+}
+
+/** The cost between two snapshots, less the INFO command that took the first. */
+export function costBetween(before: RedisSnapshot, after: RedisSnapshot): RedisCost {
+  const calls: Record<string, number> = {};
+  for (const [name, n] of Object.entries(after.calls)) {
+    const delta = n - (before.calls[name] ?? 0) - (name === "info" ? 1 : 0);
+    if (delta > 0) calls[name] = delta;
+  }
+  return {
+    cpuUs: after.cpuUs - before.cpuUs,
+    commands: after.commands - before.commands - 1,
+    calls,
+    seconds: (after.at - before.at) / 1000,
+  };
+}
+
+/** Redis's cost per job: main-thread CPU µs, commands, and calls per command. */
+export interface JobCost {
+  us: number;
+  commands: number;
+  calls: Record<string, number>;
+}
+
+/** A cost per job, rounded for the report. */
+export function perJob(cost: RedisCost, jobs: number): JobCost {
+  const calls: Record<string, number> = {};
+  for (const [name, n] of Object.entries(cost.calls)) calls[name] = Math.round((n / jobs) * 1000) / 1000;
+  return {
+    us: Math.round((cost.cpuUs / jobs) * 100) / 100,
+    commands: Math.round((cost.commands / jobs) * 1000) / 1000,
+    calls,
+  };
+}
+
 // ---------------------------------------------------------------------------
 // Systems and children
 
@@ -285,6 +359,29 @@ export function runtimeCommand(
   return d ? { command: d, args } : { command: "npx", args: ["deno", ...args] };
 }
 
+/**
+ * An older edgekiq from git, to measure before and after in the same run:
+ * `git archive <ref>` of its engine and its own benchmark scripts into
+ * bench/.baseline/<ref>/ (the repo's node_modules still resolve), and its
+ * drain script bundled for Node. Returns the command that runs it.
+ */
+export async function prepareBaseline(ref: string): Promise<{ ref: string; command: string; args: string[] }> {
+  const rev = spawnSync("git", ["rev-parse", "--short", `${ref}^{commit}`], { cwd: repoRoot, encoding: "utf8" });
+  if (rev.status !== 0) throw new Error(`--baseline ${ref}: not a commit in this repository`);
+  const short = rev.stdout.trim();
+  const dir = `${repoRoot}bench/.baseline/${short}/`;
+  if (!existsSync(`${dir}test/bench/edgekiq-drain.ts`)) {
+    mkdirSync(dir, { recursive: true });
+    const tar = spawnSync("sh", ["-c", `git archive ${short} src mod.ts test/bench | tar -x -C "${dir}"`], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    });
+    if (tar.status !== 0) throw new Error(`--baseline ${ref}: git archive failed: ${tar.stderr}`);
+  }
+  await bundleForNode([`${dir}test/bench/edgekiq-drain.ts`], `${dir}.build/`);
+  return { ref: short, ...runtimeCommand("node", "", `${dir}.build/edgekiq-drain.mjs`) };
+}
+
 /** The command lines for an edgekiq child script on each runtime. */
 export function edgekiqCommand(runtime: "node" | "bun" | "deno", script: string): { command: string; args: string[] } {
   const bundle = nodeBundles ? `${buildDir}${script.replace(/\.ts$/, ".mjs")}` : undefined;
@@ -320,8 +417,8 @@ export function runtimeUnavailable(runtime: "node" | "bun" | "deno"): string | n
   return runtimeState.get(runtime)!;
 }
 
-/** Running children, so an interrupt of the harness can stop them. */
-const live = new Set<ChildProcess>();
+/** Running children, so an interrupt of the harness can stop them (add long-lived ones too). */
+export const live = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const child of live) killTree(child);
 });
@@ -384,7 +481,8 @@ function summarizeError(output: string): string {
   return (error ?? lines.pop() ?? "no output").slice(0, 300);
 }
 
-function killTree(proc: ChildProcess): void {
+/** SIGKILLs a detached child's whole process group. */
+export function killTree(proc: ChildProcess): void {
   if (proc.pid === undefined) return;
   try {
     process.kill(-proc.pid, "SIGKILL"); // the child's own process group (detached)
