@@ -166,10 +166,17 @@ function instructionsTable(section: Section): string {
         num(Number(r.pushInstructionsPerJob) + Number(r.drainInstructionsPerJob)),
         num(r.pushCommandsPerJob, 2),
         num(r.drainCommandsPerJob, 2),
+        num(r.readsPerJob, 3),
       ]
       : [row.label, status(row)!];
   });
-  return table(["system", "push instr/job", "drain instr/job", "total", "push cmds/job", "drain cmds/job"], rows);
+  return [
+    table(
+      ["system", "push instr/job", "drain instr/job", "total", "push cmds/job", "drain cmds/job", "reads/job"],
+      rows,
+    ),
+    "  user-space instructions only: the kernel's work per socket read and write is not counted, so compare reads/job too",
+  ].join("\n");
 }
 
 /** Notes children attached to their results (e.g. an engine workaround that kicked in), one line per distinct note. */
@@ -211,13 +218,15 @@ export function formatRedisCost(sections: Section[]): string | undefined {
         num(push.commands, 2),
         num(drain.commands, 2),
         num(push.commands + drain.commands, 2),
+        num(push.reads + drain.reads, 3),
       ]);
     }
   }
   if (rows.length === 0) return undefined;
   return [
     "== Redis cost per job: main-thread CPU (INFO cpu) and commands (Lua's inner ones included), push and drain ==",
-    table(["system", "push µs", "drain µs", "total µs", "push cmds", "drain cmds", "total cmds"], rows),
+    table(["system", "push µs", "drain µs", "total µs", "push cmds", "drain cmds", "total cmds", "reads"], rows),
+    "  reads = socket reads Redis handled per job (total_reads_processed), about one per client round trip",
   ].join("\n");
 }
 

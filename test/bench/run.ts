@@ -5,7 +5,7 @@
  *   npm run bench                      # everything, 100k jobs (~15 min on 2 cores)
  *   npm run bench -- --quick           # 10k jobs, fewer variants (~2 min)
  *   npm run bench -- --jobs 50000
- *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet (comma-separated)
+ *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost (comma-separated)
  *   npm run bench -- --baseline f10e190  # also run that commit's edgekiq in the drain scenarios
  *
  * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. EDGEKIQ_BENCH_REDIS_URL
@@ -29,6 +29,7 @@ import {
 } from "./support.ts";
 import { checkTargets } from "./targets.ts";
 import { fleet } from "./fleet.ts";
+import { redisCost } from "./redis-cost.ts";
 
 interface Options {
   jobs: number;
@@ -65,6 +66,7 @@ const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> 
   { id: "promote", run: promote },
   { id: "io", run: ioBound },
   { id: "fleet", run: fleet },
+  { id: "redis-cost", run: redisCost },
 ];
 
 function versionOf(pkg: string): string | undefined {

@@ -46,7 +46,8 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback TCP port. */
+export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -206,6 +207,8 @@ export interface RedisSnapshot {
   commands: number;
   /** INFO commandstats calls per command. */
   calls: Record<string, number>;
+  /** total_reads_processed: socket reads Redis handled, about one per client round trip. */
+  reads: number;
   /** performance.now() when taken. */
   at: number;
 }
@@ -215,6 +218,7 @@ export interface RedisCost {
   cpuUs: number;
   commands: number;
   calls: Record<string, number>;
+  reads: number;
   seconds: number;
 }
 
@@ -233,6 +237,7 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
     cpuUs: Math.round((Number.isFinite(main) ? main : field("used_cpu_sys") + field("used_cpu_user")) * 1e6),
     commands: field("total_commands_processed"),
     calls,
+    reads: field("total_reads_processed"),
     at: performance.now(),
   };
 }
@@ -248,6 +253,7 @@ export function costBetween(before: RedisSnapshot, after: RedisSnapshot): RedisC
     cpuUs: after.cpuUs - before.cpuUs,
     commands: after.commands - before.commands - 1,
     calls,
+    reads: after.reads - before.reads - 1,
     seconds: (after.at - before.at) / 1000,
   };
 }
@@ -256,6 +262,8 @@ export function costBetween(before: RedisSnapshot, after: RedisSnapshot): RedisC
 export interface JobCost {
   us: number;
   commands: number;
+  /** Socket reads Redis handled (about one per round trip) per job. */
+  reads: number;
   calls: Record<string, number>;
 }
 
@@ -266,6 +274,7 @@ export function perJob(cost: RedisCost, jobs: number): JobCost {
   return {
     us: Math.round((cost.cpuUs / jobs) * 100) / 100,
     commands: Math.round((cost.commands / jobs) * 1000) / 1000,
+    reads: Math.round((cost.reads / jobs) * 1000) / 1000,
     calls,
   };
 }
