@@ -7,9 +7,8 @@
  * the suite) closes, which the OS does even if the suite is SIGKILLed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { redisCommand, sleep } from "../bench/support.ts";
+import { freePort, redisCommand, sleep } from "../bench/support.ts";
 import { redisServerPath } from "../support/redis.ts";
-import { createServer } from "node:net";
 
 const WATCHDOG = `exec 3<&0
 "$0" "$@" </dev/null &
@@ -17,18 +16,6 @@ pid=$!
 (read _ <&3; kill -9 $pid 2>/dev/null) &
 exec 3<&-
 wait $pid`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** How the server is configured. */
 export interface ChaosRedisOptions {
