@@ -44,6 +44,12 @@ interface Slot {
 }
 
 const workerFile = fileURLToPath(new URL("./worker.ts", import.meta.url));
+
+/** Fleets not stopped yet: an interrupted suite SIGKILLs their workers on its way out. */
+const running = new Set<Fleet>();
+process.once("exit", () => {
+  for (const fleet of running) for (let i = 0; i < fleet.size; i++) fleet.signal(i, "SIGKILL");
+});
 let bundled: string | undefined;
 
 /** Bundles the worker for Node once (see bundleForNode); Bun and Deno run the file itself. */
@@ -66,6 +72,7 @@ export class Fleet {
   constructor(options: FleetOptions) {
     this.#o = options;
     for (let i = 0; i < options.size; i++) this.#slots.push({ index: i, incarnation: 0 });
+    running.add(this);
   }
 
   get size(): number {
@@ -130,6 +137,7 @@ export class Fleet {
   /** Stops supervising, sends TERM to every worker, and SIGKILLs what has not exited after `timeoutMs`. */
   async stop(timeoutMs: number): Promise<string[]> {
     this.#supervise = false;
+    running.delete(this);
     const stragglers: string[] = [];
     await Promise.all(this.#slots.map(async (slot) => {
       if (!slot.proc || slot.proc.exitCode !== null || slot.proc.signalCode !== null) return;
@@ -195,13 +203,4 @@ export class Fleet {
       if (this.#supervise && slot.proc === proc) this.#spawn(slot);
     });
   }
-}
-
-/** Kills every fleet process left when the suite exits (an interrupted run). */
-export function killOnExit(fleets: () => Iterable<Fleet>): void {
-  process.once("exit", () => {
-    for (const fleet of fleets()) {
-      for (let i = 0; i < fleet.size; i++) fleet.signal(i, "SIGKILL");
-    }
-  });
 }

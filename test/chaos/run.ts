@@ -64,6 +64,9 @@ const log = (line: string) => process.stderr.write(`[chaos ${new Date().toISOStr
 
 async function main(): Promise<number> {
   const opts = options();
+  // Ctrl-C: exit through process.exit so the workers and servers are stopped on the way out.
+  process.once("SIGINT", () => process.exit(130));
+  process.once("SIGTERM", () => process.exit(143));
   const unavailable = runtimeUnavailable(opts.runtime);
   if (unavailable) throw new Error(unavailable);
   const selected = scenarios.filter((s) => opts.only.length === 0 || opts.only.includes(s.id));

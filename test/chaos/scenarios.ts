@@ -245,6 +245,7 @@ const hardShutdown: Scenario = {
 /** Poison pills (jobs that SIGKILL their process) among normal jobs: they end in dead, innocents do not. */
 const poison: Scenario = {
   id: "poison-pill",
+  aof: "everysec",
   worker: { ttl: 3, block: 1 },
   drainMs: 90_000,
   async run(ctx) {
