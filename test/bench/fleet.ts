@@ -13,20 +13,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Row, Section } from "./report.ts";
 import type { Context } from "./scenarios.ts";
-import {
-  benchDir,
-  costBetween,
-  edgekiqCommand,
-  flushRedis,
-  killTree,
-  live,
-  type Outcome,
-  progress,
-  redisSnapshot,
-  repoRoot,
-  runChild,
-  sleep,
-} from "./support.ts";
+import { edgekiqCommand } from "./commands.ts";
+import { costBetween, redisSnapshot } from "./redis-snapshot.ts";
+import { benchDir, flushRedis, killTree, live, type Outcome, progress, repoRoot, runChild, sleep } from "./support.ts";
 
 /** Worker processes per run, and each one's concurrency (issue 20's runs used c=50). */
 const SIZES = [1, 2, 4];

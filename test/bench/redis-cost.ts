@@ -20,21 +20,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Row, Section } from "./report.ts";
 import type { Context } from "./scenarios.ts";
-import {
-  benchDir,
-  costBetween,
-  edgekiqCommand,
-  flushRedis,
-  freePort,
-  type Outcome,
-  progress,
-  redisCommand,
-  type RedisCost,
-  redisSnapshot,
-  runChild,
-  sidekiqUnavailable,
-  sleep,
-} from "./support.ts";
+import { edgekiqCommand, sidekiqUnavailable } from "./commands.ts";
+import { costBetween, type RedisCost, redisSnapshot } from "./redis-snapshot.ts";
+import { benchDir, flushRedis, freePort, type Outcome, progress, redisCommand, runChild, sleep } from "./support.ts";
 
 /** Why callgrind cannot run here, or null. */
 export function callgrindUnavailable(): string | null {

@@ -18,15 +18,8 @@ import { cpus } from "node:os";
 import { readFileSync } from "node:fs";
 import { formatRedisCost, formatSection, formatTargets, type Report, type Section, writeReport } from "./report.ts";
 import { type Context, drain, ioBound, latency, promote, push } from "./scenarios.ts";
-import {
-  prepareBaseline,
-  prepareNodeBundles,
-  progress,
-  redisCommand,
-  repoRoot,
-  sidekiqUnavailable,
-  startRedis,
-} from "./support.ts";
+import { prepareBaseline, prepareNodeBundles, sidekiqUnavailable } from "./commands.ts";
+import { progress, redisCommand, repoRoot, startRedis } from "./support.ts";
 import { checkTargets } from "./targets.ts";
 import { fleet } from "./fleet.ts";
 import { redisCost } from "./redis-cost.ts";

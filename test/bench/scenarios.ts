@@ -5,21 +5,9 @@
  */
 import { existsSync } from "node:fs";
 import type { Row, Section } from "./report.ts";
-import {
-  benchDir,
-  type ChildResult,
-  costBetween,
-  edgekiqCommand,
-  flushRedis,
-  type Outcome,
-  perJob,
-  progress,
-  redisSnapshot,
-  repoRoot,
-  runChild,
-  runtimeUnavailable,
-  sidekiqUnavailable,
-} from "./support.ts";
+import { edgekiqCommand, runtimeUnavailable, sidekiqUnavailable } from "./commands.ts";
+import { costBetween, perJob, redisSnapshot } from "./redis-snapshot.ts";
+import { benchDir, type ChildResult, flushRedis, type Outcome, progress, repoRoot, runChild } from "./support.ts";
 
 /** What every scenario gets from the runner. */
 export interface Context {

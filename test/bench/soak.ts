@@ -16,7 +16,8 @@ import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createClient } from "../../mod.ts";
 import { ioredisTransport } from "../../src/transport/ioredis.ts";
-import { buildDir, bundleForNode, live, progress, repoRoot, sleep, startRedis } from "./support.ts";
+import { buildDir, bundleForNode } from "./commands.ts";
+import { live, progress, repoRoot, sleep, startRedis } from "./support.ts";
 
 interface Sample {
   seconds: number;

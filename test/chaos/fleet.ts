@@ -7,7 +7,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { buildDir, bundleForNode, runtimeCommand, sleep } from "../bench/support.ts";
+import { buildDir, bundleForNode, runtimeCommand } from "../bench/commands.ts";
+import { sleep } from "../bench/support.ts";
 
 /** A runtime the workers run on. */
 export type Runtime = "node" | "bun" | "deno";

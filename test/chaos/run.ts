@@ -18,7 +18,7 @@ import process from "node:process";
 import { type Row, runScenario } from "./harness.ts";
 import { prepareWorker, type Runtime } from "./fleet.ts";
 import { scenarios } from "./scenarios.ts";
-import { runtimeUnavailable } from "../bench/support.ts";
+import { runtimeUnavailable } from "../bench/commands.ts";
 
 function options(): { short: boolean; runtime: Runtime; only: string[]; keep: boolean } {
   const argv = process.argv.slice(2);
