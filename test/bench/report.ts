@@ -14,6 +14,8 @@ export interface Row {
   variant?: string;
   fetch?: "reliable" | "basic";
   concurrency?: number;
+  /** Worker processes (the fleet scenario). */
+  processes?: number;
   outcome: Outcome;
 }
 
@@ -22,7 +24,7 @@ export interface Section {
   id: string;
   title: string;
   /** Which figure the scenario is about. */
-  metric: "jobsPerSec" | "latency";
+  metric: "jobsPerSec" | "latency" | "fleet" | "instructions";
   rows: Row[];
 }
 
@@ -87,6 +89,10 @@ function peer(section: Section, family: "bullmq" | "sidekiq", concurrency?: numb
 /** Formats one section as a text table. */
 export function formatSection(section: Section): string {
   const out: string[] = [`== ${section.title} ==`];
+  if (section.metric === "fleet" || section.metric === "instructions") {
+    out.push(section.metric === "fleet" ? fleetTable(section) : instructionsTable(section));
+    return out.join("\n");
+  }
   if (section.metric === "latency") {
     const rows = section.rows.map((row) => {
       const r = ok(row);
@@ -132,6 +138,47 @@ export function formatSection(section: Section): string {
   return out.join("\n");
 }
 
+function fleetTable(section: Section): string {
+  const rows = section.rows.map((row) => {
+    const r = ok(row);
+    return r
+      ? [
+        row.label,
+        num(r.jobsPerSec),
+        `${num(r.redisCpuPct, 1)}%`,
+        num(r.redisUsPerJob, 2),
+        num(r.redisCommandsPerJob, 2),
+        num(r.seconds, 2),
+      ]
+      : [row.label, status(row)!];
+  });
+  return table(["system x processes", "jobs/s", "Redis CPU", "Redis µs/job", "Redis cmds/job", "seconds"], rows);
+}
+
+function instructionsTable(section: Section): string {
+  const rows = section.rows.map((row) => {
+    const r = ok(row);
+    return r
+      ? [
+        row.label,
+        num(r.pushInstructionsPerJob),
+        num(r.drainInstructionsPerJob),
+        num(Number(r.pushInstructionsPerJob) + Number(r.drainInstructionsPerJob)),
+        num(r.pushCommandsPerJob, 2),
+        num(r.drainCommandsPerJob, 2),
+        num(r.readsPerJob, 3),
+      ]
+      : [row.label, status(row)!];
+  });
+  return [
+    table(
+      ["system", "push instr/job", "drain instr/job", "total", "push cmds/job", "drain cmds/job", "reads/job"],
+      rows,
+    ),
+    "  user-space instructions only: the kernel's work per socket read and write is not counted, so compare reads/job too",
+  ].join("\n");
+}
+
 /** Notes children attached to their results (e.g. an engine workaround that kicked in), one line per distinct note. */
 function footnotes(section: Section): string[] {
   const byNote = new Map<string, string[]>();
@@ -147,6 +194,40 @@ function footnotes(section: Section): string[] {
         : labels.join("; ")
     }): ${note}`
   );
+}
+
+/**
+ * The Redis cost of a job, from the drain scenarios: Redis main-thread CPU
+ * (INFO cpu) and commands (total_commands_processed) per job, around the
+ * seeding push and around the drain. One Redis core is what a whole fleet
+ * shares, so this is the fleet's ceiling.
+ */
+export function formatRedisCost(sections: Section[]): string | undefined {
+  const rows: string[][] = [];
+  for (const section of sections) {
+    if (!section.id.startsWith("drain-")) continue;
+    for (const row of section.rows) {
+      const redis = ok(row)?.redis;
+      if (!redis?.push || !redis.drain) continue;
+      const { push, drain } = redis;
+      rows.push([
+        `${row.label}, ${section.id.slice("drain-".length)}`,
+        num(push.us, 2),
+        num(drain.us, 2),
+        num(push.us + drain.us, 2),
+        num(push.commands, 2),
+        num(drain.commands, 2),
+        num(push.commands + drain.commands, 2),
+        num(push.reads + drain.reads, 3),
+      ]);
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return [
+    "== Redis cost per job: main-thread CPU (INFO cpu) and commands (Lua's inner ones included), push and drain ==",
+    table(["system", "push µs", "drain µs", "total µs", "push cmds", "drain cmds", "total cmds", "reads"], rows),
+    "  reads = socket reads Redis handled per job (total_reads_processed), about one per client round trip",
+  ].join("\n");
 }
 
 /** Formats the target checks. */

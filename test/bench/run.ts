@@ -5,7 +5,8 @@
  *   npm run bench                      # everything, 100k jobs (~15 min on 2 cores)
  *   npm run bench -- --quick           # 10k jobs, fewer variants (~2 min)
  *   npm run bench -- --jobs 50000
- *   npm run bench -- --only drain      # drain, push, latency, promote, io (comma-separated)
+ *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost (comma-separated)
+ *   npm run bench -- --baseline f10e190  # also run that commit's edgekiq in the drain scenarios
  *
  * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. EDGEKIQ_BENCH_REDIS_URL
  * points it at an existing, empty database (it is FLUSHDB'd between runs!); otherwise a private
@@ -15,15 +16,20 @@
  */
 import { cpus } from "node:os";
 import { readFileSync } from "node:fs";
-import { formatSection, formatTargets, type Report, type Section, writeReport } from "./report.ts";
+import { formatRedisCost, formatSection, formatTargets, type Report, type Section, writeReport } from "./report.ts";
 import { type Context, drain, ioBound, latency, promote, push } from "./scenarios.ts";
-import { prepareNodeBundles, progress, redisCommand, repoRoot, sidekiqUnavailable, startRedis } from "./support.ts";
+import { prepareBaseline, prepareNodeBundles, sidekiqUnavailable } from "./commands.ts";
+import { progress, redisCommand, repoRoot, startRedis } from "./support.ts";
 import { checkTargets } from "./targets.ts";
+import { fleet } from "./fleet.ts";
+import { redisCost } from "./redis-cost.ts";
 
 interface Options {
   jobs: number;
   quick: boolean;
   only: string[];
+  /** A git ref whose edgekiq also runs the drain scenarios (before/after in one run). */
+  baseline?: string;
 }
 
 function options(): Options {
@@ -42,7 +48,7 @@ function options(): Options {
     );
   }
   const only = (flag("only") ?? process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  return { jobs, quick, only };
+  return { jobs, quick, only, baseline: flag("baseline") };
 }
 
 const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> = [
@@ -52,6 +58,8 @@ const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> 
   { id: "latency", run: latency },
   { id: "promote", run: promote },
   { id: "io", run: ioBound },
+  { id: "fleet", run: fleet },
+  { id: "redis-cost", run: redisCost },
 ];
 
 function versionOf(pkg: string): string | undefined {
@@ -71,7 +79,13 @@ async function main(): Promise<void> {
     throw new Error(`--only ${opts.only.join(",")} matches no scenario: ${scenarios.map((s) => s.id)}`);
   }
   const started = performance.now();
-  await prepareNodeBundles(["edgekiq-drain.ts", "edgekiq-push.ts", "edgekiq-latency.ts", "edgekiq-promote.ts"]);
+  await prepareNodeBundles([
+    "edgekiq-drain.ts",
+    "edgekiq-push.ts",
+    "edgekiq-latency.ts",
+    "edgekiq-promote.ts",
+    "edgekiq-fleet.ts",
+  ]);
   const redis = await startRedis();
   const stopRedis = () => void redis.stop();
   process.once("SIGINT", () => {
@@ -102,7 +116,8 @@ async function main(): Promise<void> {
       }; redis ${meta.redis} (${meta.redisUrl}); ` +
         `scenarios ${selected.map((s) => s.id).join(", ")}`,
     );
-    const ctx: Context = { url: redis.url, jobs: opts.jobs, quick: opts.quick };
+    const baseline = opts.baseline ? await prepareBaseline(opts.baseline) : undefined;
+    const ctx: Context = { url: redis.url, jobs: opts.jobs, quick: opts.quick, baseline };
     const sections: Section[] = [];
     for (const scenario of selected) sections.push(await scenario.run(ctx));
     const targets = checkTargets(sections);
@@ -118,6 +133,7 @@ async function main(): Promise<void> {
       "srv cmds = Redis total_commands_processed delta (includes commands run inside Lua scripts)",
       "",
       ...sections.flatMap((s) => [formatSection(s), ""]),
+      ...[formatRedisCost(sections)].filter((t) => t !== undefined).flatMap((t) => [t, ""]),
       formatTargets(targets),
     ].join("\n");
     process.stdout.write(text + "\n");

@@ -5,18 +5,9 @@
  */
 import { existsSync } from "node:fs";
 import type { Row, Section } from "./report.ts";
-import {
-  benchDir,
-  type ChildResult,
-  edgekiqCommand,
-  flushRedis,
-  type Outcome,
-  progress,
-  repoRoot,
-  runChild,
-  runtimeUnavailable,
-  sidekiqUnavailable,
-} from "./support.ts";
+import { edgekiqCommand, runtimeUnavailable, sidekiqUnavailable } from "./commands.ts";
+import { costBetween, perJob, redisSnapshot } from "./redis-snapshot.ts";
+import { benchDir, type ChildResult, flushRedis, type Outcome, progress, repoRoot, runChild } from "./support.ts";
 
 /** What every scenario gets from the runner. */
 export interface Context {
@@ -24,6 +15,8 @@ export interface Context {
   /** Jobs for throughput scenarios (100k by default, 10k with --quick). */
   jobs: number;
   quick: boolean;
+  /** An older edgekiq (`--baseline <ref>`) run beside the current one in the drain scenarios. */
+  baseline?: { ref: string; command: string; args: string[] };
 }
 
 /** An edgekiq runtime/transport pairing. */
@@ -69,10 +62,22 @@ async function runRows(ctx: Context, section: Section, planned: Planned[], child
       progress(`${section.title}: ${p.label} ...`);
       const deadline = String(Math.floor(childTimeoutMs / 1000) - 5);
       const common = [...p.args, "--url", ctx.url, "--deadline", deadline];
+      // Redis's own cost is read around each phase: the seeding child is the
+      // push, the timed child the drain (fixed costs such as connecting and
+      // loading scripts are under 1% of a 100k-job run).
+      const s0 = await redisSnapshot(ctx.url);
       const seeded = p.seed ? await runChild(p.command, [...common, "--phase", "seed"], {}, childTimeoutMs) : undefined;
+      const s1 = await redisSnapshot(ctx.url);
       outcome = seeded && seeded.status !== "ok"
         ? seeded
         : await runChild(p.command, p.seed ? [...common, "--phase", "drain"] : common, {}, childTimeoutMs);
+      const s2 = await redisSnapshot(ctx.url);
+      if (outcome.status === "ok") {
+        const jobs = Number(outcome.result.jobs ?? ctx.jobs);
+        outcome.result.redis = p.seed
+          ? { push: perJob(costBetween(s0, s1), jobs), drain: perJob(costBetween(s1, s2), jobs) }
+          : { run: perJob(costBetween(s1, s2), jobs) };
+      }
       progress(`${section.title}: ${p.label}: ${describeOutcome(outcome)}`);
     }
     const { command: _c, args: _a, unavailable: _u, seed: _s, ...row } = p;
@@ -85,11 +90,13 @@ async function runRows(ctx: Context, section: Section, planned: Planned[], child
 function describeOutcome(o: Outcome): string {
   if (o.status !== "ok") return `${o.status}: ${o.detail}`;
   const r: ChildResult = o.result;
+  const redis = r.redis as { push?: { us: number }; drain?: { us: number } } | undefined;
+  const cost = redis?.push && redis.drain ? `; Redis ${redis.push.us} + ${redis.drain.us} µs/job` : "";
   const main = r.p50 != null
     ? `p50 ${r.p50} ms, p99 ${r.p99} ms`
     : `${Math.round(r.jobsPerSec ?? 0).toLocaleString("en-US")} jobs/s` +
       (r.pctIdeal != null ? ` (${r.pctIdeal}% of ideal)` : "");
-  return `${main} [child ${o.wallSeconds.toFixed(1)} s]`;
+  return `${main}${cost} [child ${o.wallSeconds.toFixed(1)} s]`;
 }
 
 function edgekiqRow(
@@ -150,6 +157,19 @@ export function drain(ctx: Context, concurrency: number): Promise<Section> {
         seed: true,
       });
     }
+  }
+  if (ctx.baseline) {
+    const { ref, command, args: base } = ctx.baseline;
+    planned.push({
+      label: `edgekiq@${ref} node/ioredis reliable`,
+      family: "edgekiq",
+      variant: `node/ioredis@${ref}`,
+      fetch: "reliable",
+      concurrency,
+      command: { command, args: base },
+      args: ["--transport", "ioredis", ...args, "--fetch", "reliable"],
+      seed: true,
+    });
   }
   planned.push({ ...bullmqRow("bullmq-drain.mjs", args, concurrency), seed: true });
   planned.push({ ...sidekiqRow("sidekiq_drain.rb", args, concurrency), seed: true });

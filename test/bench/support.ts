@@ -1,15 +1,15 @@
 /**
  * Shared pieces of the benchmark harness: a private redis-server, a tiny
- * RESP client for the parent's admin commands (FLUSHDB, INFO), child
- * processes with hard timeouts, and the commands that run each system.
+ * RESP client for the parent's admin commands (FLUSHDB, INFO), and child
+ * processes with hard timeouts (commands.ts says how each system starts).
  *
  * Everything talks to loopback only; the harness never touches a Redis it
  * did not start unless EDGEKIQ_BENCH_REDIS_URL says so.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import type { JobCost } from "./redis-snapshot.ts";
 
 export const benchDir = fileURLToPath(new URL(".", import.meta.url));
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -25,6 +25,8 @@ export interface ChildResult {
   p99?: number | null;
   pctIdeal?: number | null;
   jobs?: number;
+  /** Redis's cost per job, read by the harness around the child's phases. */
+  redis?: { push?: JobCost; drain?: JobCost; run?: JobCost };
   [extra: string]: unknown;
 }
 
@@ -44,7 +46,8 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback TCP port. */
+export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -198,109 +201,8 @@ export async function totalCommands(url: string): Promise<number> {
 
 // ---------------------------------------------------------------------------
 // Systems and children
-
-/** How to start a child for a system. */
-export interface SystemSpec {
-  /** Row label, e.g. `edgekiq node/ioredis reliable`. */
-  label: string;
-  /** Short system family for ratios: edgekiq, bullmq, sidekiq. */
-  family: "edgekiq" | "bullmq" | "sidekiq";
-  /** Runtime/transport key for edgekiq (`node/ioredis`, ...). */
-  variant?: string;
-  command: string;
-  args: string[];
-}
-
-function bin(name: string): string | undefined {
-  const local = `${repoRoot}node_modules/.bin/${name}`;
-  return existsSync(local) ? local : undefined;
-}
-
-/** Where the Node bundles of the edgekiq child scripts go. */
-const buildDir = `${repoRoot}bench/.build/`;
-let nodeBundles = false;
-
-/**
- * Bundles the edgekiq child scripts for Node with esbuild (dependencies stay
- * external), as an application would ship them. Running them through tsx
- * instead costs ~50 MB of RSS for the loader alone, which is not edgekiq's;
- * BENCH_NODE_LOADER=tsx runs them through tsx anyway.
- */
-export async function prepareNodeBundles(scripts: string[]): Promise<void> {
-  if (process.env.BENCH_NODE_LOADER === "tsx") return;
-  const { build } = await import("esbuild");
-  await build({
-    entryPoints: scripts.map((s) => `${benchDir}${s}`),
-    outdir: buildDir,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    packages: "external",
-    logLevel: "warning",
-    plugins: [{
-      // The Bun transport is only ever imported under Bun; keep it out of the Node bundle.
-      name: "bun-transport-external",
-      setup(b) {
-        b.onResolve(
-          { filter: /transport\/bun\.ts$/ },
-          (args) => ({ path: `${args.resolveDir}/${args.path}`, external: true }),
-        );
-      },
-    }],
-  });
-  nodeBundles = true;
-}
-
-/** The command lines for an edgekiq child script on each runtime. */
-export function edgekiqCommand(runtime: "node" | "bun" | "deno", script: string): { command: string; args: string[] } {
-  const file = `${benchDir}${script}`;
-  if (runtime === "node") {
-    return nodeBundles
-      ? { command: process.execPath, args: [`${buildDir}${script.replace(/\.ts$/, ".mjs")}`] }
-      : { command: process.execPath, args: ["--import", "tsx", file] };
-  }
-  if (runtime === "bun") {
-    const b = bin("bun");
-    return b ? { command: b, args: [file] } : { command: "npx", args: ["bun", file] };
-  }
-  const d = bin("deno");
-  const args = ["run", "-A", "--no-check", file];
-  return d ? { command: d, args } : { command: "npx", args: ["deno", ...args] };
-}
-
-let rubyState: string | null | undefined;
-/** Why Ruby Sidekiq cannot run here, or null when it can. */
-export function sidekiqUnavailable(): string | null {
-  if (rubyState !== undefined) return rubyState;
-  const probe = spawnSync("ruby", ["-e", 'require "sidekiq"; print Sidekiq::VERSION'], {
-    encoding: "utf8",
-    timeout: 20_000,
-  });
-  if (probe.error) rubyState = "no ruby on PATH";
-  else if (probe.status !== 0) rubyState = "the sidekiq gem is not installed";
-  else rubyState = null;
-  return rubyState;
-}
-
-const runtimeState = new Map<string, string | null>();
-/** Why a Bun or Deno binary cannot be run (they are npm devDependencies), or null when it can. */
-export function runtimeUnavailable(runtime: "node" | "bun" | "deno"): string | null {
-  if (runtime === "node") return null;
-  if (!runtimeState.has(runtime)) {
-    const cmd = edgekiqCommand(runtime, "");
-    const probe = spawnSync(cmd.command, cmd.command === "npx" ? [runtime, "--version"] : ["--version"], {
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    runtimeState.set(runtime, probe.status === 0 ? null : `${runtime} not available`);
-  }
-  return runtimeState.get(runtime)!;
-}
-
-/** Running children, so an interrupt of the harness can stop them. */
-const live = new Set<ChildProcess>();
+/** Running children, so an interrupt of the harness can stop them (add long-lived ones too). */
+export const live = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const child of live) killTree(child);
 });
@@ -363,7 +265,8 @@ function summarizeError(output: string): string {
   return (error ?? lines.pop() ?? "no output").slice(0, 300);
 }
 
-function killTree(proc: ChildProcess): void {
+/** SIGKILLs a detached child's whole process group. */
+export function killTree(proc: ChildProcess): void {
   if (proc.pid === undefined) return;
   try {
     process.kill(-proc.pid, "SIGKILL"); // the child's own process group (detached)

@@ -127,6 +127,25 @@ export function checkTargets(sections: Section[]): TargetCheck[] {
     out.push(check(`${variant} drain vs node/ioredis`, ">= 0.8x", worst, 0.8, ratios.join(", ")));
   }
 
+  // Issue 20: one Redis core is the fleet's ceiling, so Redis time per job is the figure that scales.
+  const costOf = (r: Row | undefined) => {
+    const redis = ok(r)?.redis;
+    return redis?.push && redis.drain ? redis.push.us + redis.drain.us : undefined;
+  };
+  const costE = costOf(find(sections, "drain-c10", edge("node/ioredis", "reliable")));
+  const costB = costOf(find(sections, "drain-c10", family("bullmq")));
+  const costS = costOf(find(sections, "drain-c10", family("sidekiq")));
+  out.push(
+    check(
+      "Redis CPU per job (push + reliable drain, c=10)",
+      "<= 3 µs",
+      costE,
+      3,
+      `${fmt(costE, 2)} µs (BullMQ ${fmt(costB, 2)}, Sidekiq ${fmt(costS, 2)})`,
+      true,
+    ),
+  );
+
   const io = ok(find(sections, "io", edge("node/ioredis")));
   const ioB = ok(find(sections, "io", family("bullmq")));
   out.push(
