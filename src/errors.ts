@@ -123,7 +123,7 @@ function classify(message: string): TransportErrorKind {
   if (/\bREADONLY\b|\bMASTERDOWN\b|\bLOADING\b/.test(message)) return "readonly";
   if (/^OOM\b|\bOOM command not allowed\b/.test(message)) return "oom";
   if (
-    /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|Connection is closed|connection closed|Connection closed|socket|fetch failed|Stream isn't writeable|closed/i
+    /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|Connection is closed|connection clos(ed|e)|socket|fetch failed|Stream isn't writeable|closed/i
       .test(message)
   ) return "connection";
   return "command";

@@ -212,6 +212,28 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       assert.equal(await heldCount(redis, worker.identity), 0);
     });
 
+    it("a fetch run twice (a resend after a lost reply) neither loses nor strands its first batch", async () => {
+      await target.flush();
+      let resend = 3;
+      // The request runs, its reply is lost, and the same request runs again:
+      // the caller sees only the second reply (what a blind resend does).
+      const resending: Transport = Object.create(redis);
+      resending.script = async (script, keys, args) => {
+        const first = await redis.script(script, keys, args);
+        if (script.name !== "fetch" || Number(args[2]) === 0 || resend-- <= 0) return first;
+        return redis.script(script, keys, args);
+      };
+      const ran: string[] = [];
+      const J = defineJob({ name: "J", perform: (ctx) => void ran.push(ctx.jid) });
+      const pushed = await createClient({ transport: redis }).pushBulk(J, Array.from({ length: 40 }, () => []));
+      const worker = testWorker(resending, { jobs: [J], concurrency: 4 });
+      await worker.run();
+      await waitFor(() => ran.length >= 40, "every job to run");
+      await worker.stop();
+      assert.deepEqual([...ran].sort(), [...pushed].sort() as string[], "each exactly once");
+      assert.equal(await heldCount(redis, worker.identity), 0);
+    });
+
     it("runs suspects (jobs that were running when their process died) one at a time", async () => {
       await target.flush();
       let running = 0, peak = 0;

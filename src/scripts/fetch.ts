@@ -26,6 +26,11 @@ export interface FetchResult {
   readonly reregistered: boolean;
   /** Whether the landing job named in the call was found and adopted into its held hash. */
   readonly adopted: boolean;
+  /**
+   * The request had run before (a resend) or was released: it took nothing
+   * now, and whatever its first run took is held under its batch id, unseen.
+   */
+  readonly replayed: boolean;
 }
 
 /**
@@ -56,7 +61,7 @@ export interface FetchResult {
  * finishing in that window does not run twice. The scan is bounded: no
  * script here walks a whole queue.
  *
- * Reply: [-2] presumed dead, [-3] request released, else [queue index
+ * Reply: [-2] presumed dead, [-3] request released or already run, else [queue index
  * (1-based, 0 if none), reregistered, adopted, job count, NUL-joined jobs].
  */
 export const FETCH = defineScript<FetchResult>({
@@ -173,6 +178,11 @@ if started > 0 then
 end
 if count > 0 then
   if redis.call("HEXISTS", h(1), "#x:" .. batch) == 1 then return {-3} end
+  -- The same request run twice (a resend after a lost reply) must not take
+  -- a second batch under the same id, nor overwrite the first.
+  for i = 1, n do
+    if redis.call("HEXISTS", h(i), batch) == 1 then return {-3} end
+  end
   for _, i in ipairs(order) do
     local jobs = redis.call("RPOP", q(i), count)
     if jobs then
@@ -266,6 +276,7 @@ return {0, reregistered, adopted, 0, ""}
     if (started > 0) { for (let i = 1; i <= n; i++) redis.call("HSET", h(i), "#started", started); }
     if (count > 0) {
       if (redis.call("HEXISTS", h(1), `#x:${batch}`) === 1) return [-3];
+      for (let i = 1; i <= n; i++) if (redis.call("HEXISTS", h(i), batch) === 1) return [-3];
       for (const i of order) {
         const jobs = redis.call("RPOP", q(i), count) as string[] | null;
         if (!jobs || jobs.length === 0) continue;
@@ -286,8 +297,7 @@ return {0, reregistered, adopted, 0, ""}
     const arr = reply as (string | number)[];
     const head = Number(arr[0]);
     if (head < 0) {
-      // -3: a request released after its reply was lost ran late: it took nothing.
-      return { alive: head !== -2, queueIndex: -1, jobs: [], reregistered: false, adopted: false };
+      return { alive: head !== -2, queueIndex: -1, jobs: [], reregistered: false, adopted: false, replayed: head === -3 };
     }
     const count = Number(arr[3]);
     return {
@@ -296,6 +306,7 @@ return {0, reregistered, adopted, 0, ""}
       jobs: count > 0 ? String(arr[4]).split(SEPARATOR) : [],
       reregistered: Number(arr[1]) === 1,
       adopted: Number(arr[2]) === 1,
+      replayed: false,
     };
   },
 });

@@ -306,6 +306,8 @@ export class Fetcher {
     }
     for (const b of done) this.#batches.delete(b.id);
     if (mark) this.#sentMark = mark;
+    // Run before: what that run took is held but was never seen here. Give it back.
+    if (result.replayed) this.#released.push(batch);
     if (!result.alive) return { units: [], alive: false, reregistered: false };
     // Recovered while stalled: what was held is back on its queues.
     if (result.reregistered) this.#batches.clear();
