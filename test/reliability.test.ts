@@ -256,6 +256,40 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       assert.equal(peak, 1);
     });
 
+    it("writes a suspect's start before it runs and its ack before the next suspect starts", async () => {
+      await target.flush();
+      // A pill that kills its process at once never lets the next fetch carry
+      // its start: unless written first, it dies uncounted, forever. And a
+      // finished suspect whose ack waits would die held (and counted) with
+      // the next one.
+      const seen: Array<{ jid: string; held: number; started: boolean }> = [];
+      let worker: ReturnType<typeof testWorker> | undefined;
+      const S = defineJob({
+        name: "S",
+        async perform(ctx) {
+          const held = k.held(worker!.identity, "default", "default");
+          seen.push({
+            jid: ctx.jid,
+            held: await heldCount(redis, worker!.identity),
+            started: Number(await redis.call("HGET", held, "#started")) > 0,
+          });
+        },
+      });
+      // Recovered but not started where they were (count 0): still suspects.
+      const suspect = (i: number) =>
+        JSON.stringify({ class: "S", args: [], queue: "default", jid: `s${i}`, edgekiq_recovered: 0 });
+      await redis.call("LPUSH", "queue:default", ...Array.from({ length: 3 }, (_, i) => suspect(i)));
+      worker = testWorker(redis, { jobs: [S], concurrency: 3 });
+      await worker.run();
+      await waitFor(() => seen.length === 3, "all run");
+      await worker.stop();
+      assert.deepEqual(seen, [
+        { jid: "s0", held: 3, started: true },
+        { jid: "s1", held: 2, started: true },
+        { jid: "s2", held: 1, started: true },
+      ]);
+    });
+
     it("postpones a job no worker knows with a growing delay instead of a hot loop", async () => {
       await target.flush();
       const raw = JSON.stringify({ class: "Unknown", args: [], queue: "default", jid: "u1" });

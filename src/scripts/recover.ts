@@ -6,12 +6,15 @@
  * Poison pills: a job that keeps killing its process must end in the dead
  * set, not loop. Only jobs that were *running* when their process died are
  * counted: tokens up to the held hash's `#started` mark, and the landing job.
- * (The held hash's layout is described in `held.ts`.)
- * Jobs fetched ahead (the prefetch) go back untouched. The count travels in
- * the payload itself (`"edgekiq_recovered":N`, appended as its last field;
- * Ruby ignores unknown fields), so the next process knows a job is a suspect
- * and runs suspects one at a time: an innocent job that happened to run
- * beside a poison pill once is not buried with it.
+ * (The held hash's layout is described in `held.ts`.) Every recovered job is
+ * tagged a suspect, the ones fetched ahead (the prefetch) with their count
+ * unchanged: the mark of a job that started is sent with the next call, so a
+ * pill that killed its process at once may have died uncounted, and must not
+ * come back as an ordinary job. The count travels in the payload itself
+ * (`"edgekiq_recovered":N`, appended as its last field; Ruby ignores unknown
+ * fields). The next process runs suspects one at a time and writes each one's
+ * start before running it, so a pill is counted on every death after its
+ * first and an innocent job that once ran beside it is not buried with it.
  *
  * @module
  */
@@ -106,6 +109,8 @@ for _, job in ipairs(jobs) do
     else
       raw = withFields(raw, '"${RECOVERED_FIELD}":' .. n)
     end
+  else
+    raw = withFields(raw, '"${RECOVERED_FIELD}":' .. recovered(raw))
   end
   if raw then back[#back + 1] = raw end
 end
@@ -140,7 +145,7 @@ return out
     const out: RedisReply[] = [1, 0];
     for (const [raw, started] of jobs) {
       if (!started) {
-        back.push(raw);
+        back.push(withFields(raw, `"${RECOVERED_FIELD}":${recoveredCount(raw)}`));
         continue;
       }
       const n = recoveredCount(raw) + 1;
@@ -185,6 +190,21 @@ export function recoveredCount(raw: string): number {
   // Cheap when absent (every job): the field is only ever the last one.
   if (raw.charCodeAt(raw.length - 1) !== 125 || !raw.includes(RECOVERED_FIELD, raw.length - 40)) return 0;
   return Number(COUNT_AT_END.exec(raw)?.[1] ?? 0);
+}
+
+/**
+ * Whether a raw job was recovered from a process that died (a suspect), even
+ * if it had not started there.
+ *
+ * @example
+ * ```ts
+ * isSuspect('{"class":"A","edgekiq_recovered":0}'); // true
+ * ```
+ */
+export function isSuspect(raw: string): boolean {
+  // Cheap when absent (every job): the field is only ever the last one.
+  return raw.charCodeAt(raw.length - 1) === 125 && raw.includes(RECOVERED_FIELD, raw.length - 40) &&
+    COUNT_AT_END.test(raw);
 }
 
 function withFields(raw: string, fields: string): string {

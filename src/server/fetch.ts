@@ -20,7 +20,7 @@
 import type { Keys } from "../keys.ts";
 import { FETCH, POP, RELEASE_KEYS } from "../scripts/fetch.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
-import { recoveredCount } from "../scripts/recover.ts";
+import { isSuspect } from "../scripts/recover.ts";
 import { RELEASE } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { Command, RedisArg, RedisReply, Transport } from "../transport/transport.ts";
@@ -32,7 +32,7 @@ export interface UnitOfWork {
   readonly raw: string;
   /** Its token in the held hash, `batch * 1000 + index` (reliable fetch); 0 with basic fetch. */
   readonly token: number;
-  /** It was running in a process that died: suspects run one at a time. */
+  /** It was held by a process that died: suspects run one at a time. */
   readonly suspect: boolean;
 }
 
@@ -475,5 +475,5 @@ export class Fetcher {
 }
 
 function unit(queue: string, raw: string, token: number): UnitOfWork {
-  return { queue, raw, token, suspect: recoveredCount(raw) > 0 };
+  return { queue, raw, token, suspect: isSuspect(raw) };
 }

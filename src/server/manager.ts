@@ -202,11 +202,18 @@ export class Manager {
       const started = performance.now();
       this.#busy.set(slot, { unit, startedAt: Date.now() });
       try {
+        // A suspect may be the pill: its start is written before it runs, so
+        // if it kills this process too it is counted (the mark otherwise
+        // travels with the next fetch, which a pill never lets happen).
+        if (unit.suspect) await this.#safely(() => this.fetcher.flush(), "write a suspect's start");
         const outcome = await processUnit(deps, unit);
         if (outcome === "ack") {
           this.fetcher.ack(unit, this.#mayBeRequeued.has(unit));
+          // Its ack is written before the next suspect starts: were that one
+          // the pill, this one would otherwise die held and counted with it.
+          if (unit.suspect) await this.#safely(() => this.fetcher.flush(), "flush a suspect's ack");
           // After quiet no fetch carries acks any more: send them on their own.
-          if (this.#state !== "running") this.#flushSoon();
+          else if (this.#state !== "running") this.#flushSoon();
         } else if (outcome === "requeue") await this.fetcher.requeue([unit]);
         // "abandon": its outcome could not be written; it stays held, and
         // the release at stop (or recovery) gives it back.
