@@ -9,7 +9,9 @@ import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { createClient, defineJob, silentLogger } from "../mod.ts";
 import { keys } from "../src/extend.ts";
+import { Fetcher } from "../src/server/fetch.ts";
 import { Poller } from "../src/server/poller.ts";
+import { parseQueues } from "../src/server/queues.ts";
 import { TransportError } from "../src/errors.ts";
 import { ioredisTransport } from "../src/transport/ioredis.ts";
 import type { RedisArg, Transport } from "../src/transport/transport.ts";
@@ -288,6 +290,33 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
         { jid: "s1", held: 2, started: true },
         { jid: "s2", held: 1, started: true },
       ]);
+    });
+
+    it("a call made while a blocking fetch waits does not strand the job that lands after it", async () => {
+      await target.flush();
+      const fetcher = new Fetcher({
+        transport: redis,
+        keys: k,
+        identity: "blocker:1:abcdefabcdef",
+        capsule: "default",
+        queues: parseQueues(["default"]),
+        reliable: true,
+        blockSeconds: 2,
+        ttl: 60,
+      });
+      await redis.call("HSET", k.process("blocker:1:abcdefabcdef"), "beat", 1);
+      await fetcher.register();
+      const waiting = fetcher.block(new AbortController().signal);
+      await new Promise((r) => setTimeout(r, 50)); // the BLMOVE is waiting in Redis
+      // A call of its own while it waits (a suspect's start or ack is written at once).
+      fetcher.releaseLater("some-lock", "mine");
+      await fetcher.flush();
+      await redis.call("LPUSH", "queue:default", JSON.stringify({ class: "J", args: [], queue: "default", jid: "late" }));
+      const [unit] = await waiting;
+      assert.equal(JSON.parse(unit.raw).jid, "late");
+      fetcher.ack(unit);
+      await fetcher.flush();
+      assert.equal(await heldCount(redis, "blocker:1:abcdefabcdef"), 0, "acknowledged, not left in the landing list");
     });
 
     it("postpones a job no worker knows with a growing delay instead of a hot loop", async () => {

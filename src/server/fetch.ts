@@ -346,7 +346,9 @@ export class Fetcher {
     const queue = order[this.#rotation++ % order.length];
     const qi = this.#index.get(queue)!;
     const batch = this.#next++;
-    this.#landing = [qi, batch];
+    // Named to the next call only once the command is over: a call made
+    // meanwhile (a suspect's flush) would find the landing list still empty,
+    // and the job landing after it would be adopted by no one.
     let raw: RedisReply;
     try {
       // Once this settles the command is over on the server; a job that won
@@ -362,13 +364,12 @@ export class Fetcher {
     } catch (error) {
       // Reply lost: a job may have landed that nobody runs. Adopt it and
       // give it back with the next call.
+      this.#landing = [qi, batch];
       this.#released.push(batch);
       throw error;
     }
-    if (typeof raw !== "string") {
-      this.#landing = undefined;
-      return [];
-    }
+    if (typeof raw !== "string") return [];
+    this.#landing = [qi, batch];
     this.#batches.set(batch, { qi, id: batch, size: 1, settled: 0, fresh: [], since: 0 });
     return [unit(queue, raw, batch * BATCH_SPAN)];
   }
