@@ -265,14 +265,13 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       // finished suspect whose ack waits would die held (and counted) with
       // the next one.
       const seen: Array<{ jid: string; held: number; started: boolean }> = [];
-      let worker: ReturnType<typeof testWorker> | undefined;
       const S = defineJob({
         name: "S",
         async perform(ctx) {
-          const held = k.held(worker!.identity, "default", "default");
+          const held = k.held(worker.identity, "default", "default");
           seen.push({
             jid: ctx.jid,
-            held: await heldCount(redis, worker!.identity),
+            held: await heldCount(redis, worker.identity),
             started: Number(await redis.call("HGET", held, "#started")) > 0,
           });
         },
@@ -281,7 +280,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       const suspect = (i: number) =>
         JSON.stringify({ class: "S", args: [], queue: "default", jid: `s${i}`, edgekiq_recovered: 0 });
       await redis.call("LPUSH", "queue:default", ...Array.from({ length: 3 }, (_, i) => suspect(i)));
-      worker = testWorker(redis, { jobs: [S], concurrency: 3 });
+      const worker = testWorker(redis, { jobs: [S], concurrency: 3 });
       await worker.run();
       await waitFor(() => seen.length === 3, "all run");
       await worker.stop();
@@ -311,7 +310,11 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       // A call of its own while it waits (a suspect's start or ack is written at once).
       fetcher.releaseLater("some-lock", "mine");
       await fetcher.flush();
-      await redis.call("LPUSH", "queue:default", JSON.stringify({ class: "J", args: [], queue: "default", jid: "late" }));
+      await redis.call(
+        "LPUSH",
+        "queue:default",
+        JSON.stringify({ class: "J", args: [], queue: "default", jid: "late" }),
+      );
       const [unit] = await waiting;
       assert.equal(JSON.parse(unit.raw).jid, "late");
       fetcher.ack(unit);

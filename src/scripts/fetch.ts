@@ -297,7 +297,14 @@ return {0, reregistered, adopted, 0, ""}
     const arr = reply as (string | number)[];
     const head = Number(arr[0]);
     if (head < 0) {
-      return { alive: head !== -2, queueIndex: -1, jobs: [], reregistered: false, adopted: false, replayed: head === -3 };
+      return {
+        alive: head !== -2,
+        queueIndex: -1,
+        jobs: [],
+        reregistered: false,
+        adopted: false,
+        replayed: head === -3,
+      };
     }
     const count = Number(arr[3]);
     return {

@@ -18,6 +18,7 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
+import { AckBook } from "./ack_book.ts";
 import { FETCH, POP, RELEASE_KEYS } from "../scripts/fetch.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
 import { isSuspect } from "../scripts/recover.ts";
@@ -35,29 +36,6 @@ export interface UnitOfWork {
   /** It was held by a process that died: suspects run one at a time. */
   readonly suspect: boolean;
 }
-
-/** What the fetcher knows of one held batch: its size and what finished since it was last told to Redis. */
-interface Batch {
-  readonly qi: number;
-  readonly id: number;
-  readonly size: number;
-  /** Jobs finished or put back. */
-  settled: number;
-  /** Indexes acknowledged since the last call. */
-  fresh: number[];
-  /** When the oldest unsent ack of a batch not yet done was recorded (ms). */
-  since: number;
-}
-
-/**
- * How long a batch that is only partly done keeps its acks in memory before
- * they are written (ms). A batch of quick jobs is done well within it, and
- * then costs Redis a single `HDEL`; rewriting its state after every round
- * trip cost more Redis time than fetching it. A batch held up by a slow job
- * has its finished jobs recorded after this long, so a crash reruns at most
- * this much finished work (which the batching of acks implies anyway).
- */
-const PARTIAL_ACK_DELAY_MS = 1000;
 
 /** Options for {@link Fetcher}. */
 export interface FetcherOptions {
@@ -112,10 +90,7 @@ export class Fetcher {
   #scriptKeys: string[];
   /** The next batch id; job i of batch b has token `b * 1000 + i`. */
   #next = 1;
-  #batches = new Map<number, Batch>();
-  /** Batches with acks not yet sent. */
-  #dirty = new Set<Batch>();
-  #rawAcks: Array<[number, number, number, string]> = [];
+  #acks = new AckBook();
   #released: number[] = [];
   #unlocks: Array<[key: string, value: string]> = [];
   #landing: [queueIndex: number, batch: number] | undefined;
@@ -161,7 +136,7 @@ export class Fetcher {
 
   /** Whether acknowledgements wait to be sent to Redis. */
   get pendingAcks(): number {
-    return this.#dirty.size + this.#rawAcks.length;
+    return this.#acks.pending;
   }
 
   /** The held hashes, one per queue (empty with basic fetch). */
@@ -188,19 +163,8 @@ export class Fetcher {
    */
   ack(unit: UnitOfWork, mayBeRequeued = false): void {
     if (!this.#o.reliable) return;
-    const batch = this.#batches.get(Math.floor(unit.token / BATCH_SPAN));
-    if (mayBeRequeued || !batch) {
-      this.#rawAcks.push([
-        this.#index.get(unit.queue)!,
-        Math.floor(unit.token / BATCH_SPAN),
-        unit.token % BATCH_SPAN,
-        unit.raw,
-      ]);
-      if (batch) this.#settle(batch, 1, false);
-      return;
-    }
-    batch.fresh.push(unit.token % BATCH_SPAN);
-    this.#settle(batch, 1);
+    const id = Math.floor(unit.token / BATCH_SPAN);
+    this.#acks.ack(this.#index.get(unit.queue)!, id, unit.token % BATCH_SPAN, unit.raw, mayBeRequeued);
   }
 
   /**
@@ -253,30 +217,9 @@ export class Fetcher {
       this.#released.length,
       ...this.#released,
     ];
-    const done: Batch[] = [];
-    const partial: Batch[] = [];
-    const due = Date.now() - PARTIAL_ACK_DELAY_MS;
-    for (const b of this.#dirty) {
-      if (b.settled === b.size) done.push(b);
-      else if (all || b.since <= due) partial.push(b);
-    }
-    argv.push(done.length);
-    for (const b of done) argv.push(b.qi, b.id);
-    argv.push(partial.length);
-    for (const b of partial) argv.push(b.qi, b.id, b.size, b.fresh.length, ...b.fresh);
-    argv.push(this.#rawAcks.length);
-    for (const ack of this.#rawAcks) argv.push(...ack);
-    const sent = {
-      fresh: partial.map((b) => b.fresh),
-      rawAcks: this.#rawAcks,
-      released: this.#released,
-      unlocks: this.#unlocks,
-    };
+    const acks = this.#acks.write(argv, all);
+    const sent = { released: this.#released, unlocks: this.#unlocks };
     const landing = this.#landing;
-    for (const b of partial) b.fresh = [];
-    for (const b of done) this.#dirty.delete(b);
-    for (const b of partial) this.#dirty.delete(b);
-    this.#rawAcks = [];
     this.#released = [];
     this.#unlocks = [];
     this.#landing = undefined;
@@ -292,35 +235,23 @@ export class Fetcher {
     } catch (error) {
       // Not done, or done with the reply lost: acks are sent again (they
       // are idempotent), and whatever this request may have taken is released.
-      partial.forEach((b, i) => {
-        b.fresh.unshift(...sent.fresh[i]);
-        this.#dirty.add(b);
-      });
-      for (const b of done) this.#dirty.add(b);
-      this.#rawAcks.unshift(...sent.rawAcks);
+      this.#acks.restore(acks);
       this.#released.unshift(...sent.released);
       this.#unlocks.unshift(...sent.unlocks);
       if (max > 0) this.#released.push(batch);
       this.#landing ??= landing;
       throw error;
     }
-    for (const b of done) this.#batches.delete(b.id);
+    this.#acks.confirm(acks);
     if (mark) this.#sentMark = mark;
     // Run before: what that run took is held but was never seen here. Give it back.
     if (result.replayed) this.#released.push(batch);
     if (!result.alive) return { units: [], alive: false, reregistered: false };
     // Recovered while stalled: what was held is back on its queues.
-    if (result.reregistered) this.#batches.clear();
+    if (result.reregistered) this.#acks.forget();
     if (result.jobs.length === 0) return { units: [], alive: true, reregistered: result.reregistered };
     const queue = this.#names[result.queueIndex];
-    this.#batches.set(batch, {
-      qi: result.queueIndex + 1,
-      id: batch,
-      size: result.jobs.length,
-      settled: 0,
-      fresh: [],
-      since: 0,
-    });
+    this.#acks.track(result.queueIndex + 1, batch, result.jobs.length);
     const units = result.jobs.map((raw, i) => unit(queue, raw, batch * BATCH_SPAN + i));
     return { units, alive: true, reregistered: result.reregistered };
   }
@@ -370,7 +301,7 @@ export class Fetcher {
     }
     if (typeof raw !== "string") return [];
     this.#landing = [qi, batch];
-    this.#batches.set(batch, { qi, id: batch, size: 1, settled: 0, fresh: [], since: 0 });
+    this.#acks.track(qi, batch, 1);
     return [unit(queue, raw, batch * BATCH_SPAN)];
   }
 
@@ -380,7 +311,7 @@ export class Fetcher {
       if (this.#unlocks.length) await this.#pop(0);
       return;
     }
-    const idle = this.#dirty.size === 0 && this.#rawAcks.length === 0 && this.#released.length === 0 &&
+    const idle = this.#acks.pending === 0 && this.#released.length === 0 &&
       this.#unlocks.length === 0 && !this.#landing &&
       this.#mark <= this.#sentMark;
     if (!idle) await this.#call(0, 0, true);
@@ -414,10 +345,7 @@ export class Fetcher {
     const n = await this.#o.transport.script(REQUEUE, this.#scriptKeys, argv);
     this.#landing = undefined;
     // Put back (or no longer held anyway): settled, as far as this process goes.
-    for (const [id, indexes] of groups) {
-      const batch = this.#batches.get(id);
-      if (batch) this.#settle(batch, indexes.length, false);
-    }
+    for (const [id, indexes] of groups) this.#acks.putBack(id, indexes.length);
     return n;
   }
 
@@ -440,19 +368,6 @@ export class Fetcher {
       ], []);
     }
     return n;
-  }
-
-  /**
-   * Counts jobs of a batch as settled. A batch whose every job is settled is
-   * dropped from Redis with the next call; with `tell`, what settled is sent.
-   */
-  #settle(batch: Batch, count: number, tell = true): void {
-    batch.settled += count;
-    if (!tell && batch.settled < batch.size) return;
-    if (!this.#dirty.has(batch)) {
-      batch.since = Date.now();
-      this.#dirty.add(batch);
-    }
   }
 
   async #pop(max: number): Promise<Take> {

@@ -9,7 +9,6 @@ import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { keys as makeKeys } from "../keys.ts";
 import { createLogger, type Logger } from "../logger.ts";
-import { describe } from "../payload.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
@@ -21,7 +20,7 @@ import { registerPeriodic } from "../periodic/mod.ts";
 import { Poller, type PollResult } from "./poller.ts";
 import { signalActions, SignalQueue } from "./signals.ts";
 import { JobCounters } from "./stats.ts";
-import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
+import { type CapsuleConfig, fetchMode, type WorkerOptions, workerTimings } from "./worker_options.ts";
 
 export type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
@@ -66,9 +65,6 @@ export interface Worker {
   dump(): void;
 }
 
-/** The longest timer a runtime keeps (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
-const MAX_TIMER_SECONDS = 2_147_483;
-
 /**
  * Creates a worker.
  *
@@ -92,39 +88,14 @@ export function createWorker(options: WorkerOptions): Worker {
   const k = makeKeys(options.prefix);
   const timeFormat = options.timeFormat ?? "seconds";
   const transport = options.transport;
-  const timeoutMs = seconds("timeout", options.timeout ?? 25) * 1000;
-  // Over HTTP every command is billed: an idle always-on worker beats every
-  // 20 s, polls the schedule about every 20 s and backs its fetch off to
-  // 10 s. Over TCP, Sidekiq's timings.
   const http = !transport.blocking;
-  const beatMs = seconds("heartbeatInterval", options.heartbeatInterval ?? (http ? 20 : 10)) * 1000;
-  const ttl = Math.ceil(seconds("heartbeatTtl", options.heartbeatTtl ?? 60));
-  const blockSeconds = seconds("blockSeconds", options.blockSeconds ?? 2);
-  // A fetch renews the process entry for `ttl`; a blocking fetch must end
-  // well inside it, or a job could land after the entry expired.
-  if (blockSeconds * 2 > ttl) {
-    throw new ConfigError(
-      `Cannot create worker as 'blockSeconds' must be at most half of 'heartbeatTtl' (${ttl}): current value is ${blockSeconds}`,
-    );
-  }
-  if (beatMs / 1000 >= ttl) {
-    throw new ConfigError(
-      `Cannot create worker as 'heartbeatInterval' must be shorter than 'heartbeatTtl' (${ttl}): current value is ${
-        beatMs / 1000
-      }`,
-    );
-  }
+  const { timeoutMs, beatMs, ttl, blockSeconds } = workerTimings(options, http);
   const identity = processIdentity(runtime);
   const onError = options.onError ?? logErrors(logger);
   const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
   const stats = new JobCounters();
   const metrics = metricsTracker(options.metrics);
-  if (options.fetch !== undefined && options.fetch !== "reliable" && options.fetch !== "basic") {
-    throw new ConfigError(
-      `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(options.fetch)}`,
-    );
-  }
-  const reliable = (options.fetch ?? "reliable") === "reliable";
+  const reliable = fetchMode(options.fetch) === "reliable";
   const configs: Record<string, CapsuleConfig> = options.capsules ??
     { default: { queues: options.queues ?? ["default"], concurrency: options.concurrency ?? 10 } };
   const managers: Manager[] = assemble({
@@ -395,15 +366,4 @@ async function checkEviction(transport: Transport, logger: Logger): Promise<void
       `WARNING: Redis maxmemory-policy is '${policy}'. Redis may evict jobs under memory pressure; set it to 'noeviction'.`,
     );
   }
-}
-
-function seconds(name: string, value: number): number {
-  if (typeof value !== "number" || !(value > 0) || !(value <= MAX_TIMER_SECONDS)) {
-    throw new ConfigError(
-      `Cannot create worker as '${name}' must be a number of seconds > 0 and <= ${MAX_TIMER_SECONDS}: current value is ${
-        describe(value)
-      }`,
-    );
-  }
-  return value;
 }

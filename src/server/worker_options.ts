@@ -4,9 +4,10 @@
  * @module
  */
 import type { ClientMiddleware } from "../client_middleware.ts";
+import { ConfigError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsTrackerOptions } from "../metrics/tracker.ts";
-import type { TimeFormat } from "../payload.ts";
+import { describe, type TimeFormat } from "../payload.ts";
 import type { JobsInput } from "../registry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
@@ -109,4 +110,76 @@ export interface WorkerOptions {
   handleSignals?: boolean;
   /** The host runtime; detected by default. */
   runtime?: Runtime;
+}
+
+/** The longest timer a runtime keeps (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+const MAX_TIMER_SECONDS = 2_147_483;
+
+/** A worker's timings, checked and with their defaults. */
+export interface WorkerTimings {
+  readonly timeoutMs: number;
+  readonly beatMs: number;
+  /** Seconds, whole. */
+  readonly ttl: number;
+  readonly blockSeconds: number;
+}
+
+/**
+ * Checks a worker's timings and fills in defaults. Over HTTP every command
+ * is billed: an idle always-on worker beats every 20 s (polling the schedule
+ * with its beat) and backs its fetch off to 10 s. Over TCP, Sidekiq's timings.
+ *
+ * @example
+ * ```ts
+ * workerTimings({ transport, jobs: [] }, false); // { timeoutMs: 25000, beatMs: 10000, ttl: 60, blockSeconds: 2 }
+ * ```
+ */
+export function workerTimings(options: WorkerOptions, http: boolean): WorkerTimings {
+  const timeoutMs = seconds("timeout", options.timeout ?? 25) * 1000;
+  const beatMs = seconds("heartbeatInterval", options.heartbeatInterval ?? (http ? 20 : 10)) * 1000;
+  const ttl = Math.ceil(seconds("heartbeatTtl", options.heartbeatTtl ?? 60));
+  const blockSeconds = seconds("blockSeconds", options.blockSeconds ?? 2);
+  // A fetch renews the process entry for `ttl`; a blocking fetch must end
+  // well inside it, or a job could land after the entry expired.
+  if (blockSeconds * 2 > ttl) {
+    throw new ConfigError(
+      `Cannot create worker as 'blockSeconds' must be at most half of 'heartbeatTtl' (${ttl}): current value is ${blockSeconds}`,
+    );
+  }
+  if (beatMs / 1000 >= ttl) {
+    throw new ConfigError(
+      `Cannot create worker as 'heartbeatInterval' must be shorter than 'heartbeatTtl' (${ttl}): current value is ${
+        beatMs / 1000
+      }`,
+    );
+  }
+  return { timeoutMs, beatMs, ttl, blockSeconds };
+}
+
+/**
+ * Checks the `fetch` option.
+ *
+ * @example
+ * ```ts
+ * fetchMode(undefined); // "reliable"
+ * ```
+ */
+export function fetchMode(fetch: unknown): "reliable" | "basic" {
+  if (fetch !== undefined && fetch !== "reliable" && fetch !== "basic") {
+    throw new ConfigError(
+      `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(fetch)}`,
+    );
+  }
+  return fetch ?? "reliable";
+}
+
+function seconds(name: string, value: number): number {
+  if (typeof value !== "number" || !(value > 0) || !(value <= MAX_TIMER_SECONDS)) {
+    throw new ConfigError(
+      `Cannot create worker as '${name}' must be a number of seconds > 0 and <= ${MAX_TIMER_SECONDS}: current value is ${
+        describe(value)
+      }`,
+    );
+  }
+  return value;
 }

@@ -1,0 +1,154 @@
+/**
+ * The ack book: what a capsule's held batches are, and which of their jobs
+ * finished since Redis was last told. The {@link Fetcher} writes it into the
+ * next call's arguments and, if that call fails, takes it back so the acks go
+ * again (they are idempotent).
+ *
+ * @module
+ */
+import type { RedisArg } from "../transport/transport.ts";
+
+/**
+ * How long a batch that is only partly done keeps its acks in memory before
+ * they are written (ms). A batch of quick jobs is done well within it, and
+ * then costs Redis a single `HDEL`; rewriting its state after every round
+ * trip cost more Redis time than fetching it. A batch held up by a slow job
+ * has its finished jobs recorded after this long, so a crash reruns at most
+ * this much finished work (which the batching of acks implies anyway).
+ */
+const PARTIAL_ACK_DELAY_MS = 1000;
+
+/** What the book knows of one held batch: its size and what finished since it was last told to Redis. */
+interface Batch {
+  readonly qi: number;
+  readonly id: number;
+  readonly size: number;
+  /** Jobs finished or put back. */
+  settled: number;
+  /** Indexes acknowledged since the last call. */
+  fresh: number[];
+  /** When the oldest unsent ack of a batch not yet done was recorded (ms). */
+  since: number;
+}
+
+/** An ack of a job that may no longer be held: (queue index, batch id, job index, raw payload). */
+type RawAck = [qi: number, batch: number, index: number, raw: string];
+
+/** The acks one call carries; given back to the book if the call fails. */
+export interface AckEntry {
+  readonly done: readonly Batch[];
+  readonly partial: readonly Batch[];
+  readonly fresh: readonly number[][];
+  readonly rawAcks: readonly RawAck[];
+}
+
+/**
+ * Acknowledgements waiting for the next call.
+ *
+ * @example
+ * ```ts
+ * const book = new AckBook();
+ * book.track(1, 7, 10); // queue 1, batch 7, ten jobs
+ * book.ack(1, 7, 0, raw, false);
+ * const entry = book.write(argv, false);
+ * ```
+ */
+export class AckBook {
+  #batches = new Map<number, Batch>();
+  /** Batches with acks not yet sent. */
+  #dirty = new Set<Batch>();
+  #rawAcks: RawAck[] = [];
+
+  /** Acks waiting to be sent. */
+  get pending(): number {
+    return this.#dirty.size + this.#rawAcks.length;
+  }
+
+  /** A batch of `size` jobs was taken from queue `qi` (1-based) under id `id`. */
+  track(qi: number, id: number, size: number): void {
+    this.#batches.set(id, { qi, id, size, settled: 0, fresh: [], since: 0 });
+  }
+
+  /**
+   * Records a finished job. One that may have been put back on its queue
+   * meanwhile, or whose batch this book no longer knows, is acknowledged with
+   * its payload, so a requeued copy is taken back.
+   */
+  ack(qi: number, id: number, index: number, raw: string, mayBeRequeued: boolean): void {
+    const batch = this.#batches.get(id);
+    if (mayBeRequeued || !batch) {
+      this.#rawAcks.push([qi, id, index, raw]);
+      if (batch) this.#settle(batch, 1, false);
+      return;
+    }
+    batch.fresh.push(index);
+    this.#settle(batch, 1);
+  }
+
+  /** Jobs of batch `id` went back to their queue: settled, as far as this process goes. */
+  putBack(id: number, count: number): void {
+    const batch = this.#batches.get(id);
+    if (batch) this.#settle(batch, count, false);
+  }
+
+  /** The held hashes were recovered elsewhere: nothing held is this process's to acknowledge by index. */
+  forget(): void {
+    this.#batches.clear();
+  }
+
+  /**
+   * Appends the call's ack arguments (done batches, partial acks that are
+   * due, or all with `all`, then acks with payload) and hands them over.
+   */
+  write(argv: RedisArg[], all: boolean): AckEntry {
+    const done: Batch[] = [];
+    const partial: Batch[] = [];
+    const due = Date.now() - PARTIAL_ACK_DELAY_MS;
+    for (const b of this.#dirty) {
+      if (b.settled === b.size) done.push(b);
+      else if (all || b.since <= due) partial.push(b);
+    }
+    argv.push(done.length);
+    for (const b of done) argv.push(b.qi, b.id);
+    argv.push(partial.length);
+    for (const b of partial) argv.push(b.qi, b.id, b.size, b.fresh.length, ...b.fresh);
+    argv.push(this.#rawAcks.length);
+    for (const ack of this.#rawAcks) argv.push(...ack);
+    const entry: AckEntry = { done, partial, fresh: partial.map((b) => b.fresh), rawAcks: this.#rawAcks };
+    for (const b of partial) {
+      b.fresh = [];
+      this.#dirty.delete(b);
+    }
+    for (const b of done) this.#dirty.delete(b);
+    this.#rawAcks = [];
+    return entry;
+  }
+
+  /** The call carrying `entry` succeeded: done batches are gone from Redis. */
+  confirm(entry: AckEntry): void {
+    for (const b of entry.done) this.#batches.delete(b.id);
+  }
+
+  /** The call carrying `entry` failed, or its reply was lost: its acks go again. */
+  restore(entry: AckEntry): void {
+    entry.partial.forEach((b, i) => {
+      b.fresh.unshift(...entry.fresh[i]);
+      this.#dirty.add(b);
+    });
+    for (const b of entry.done) this.#dirty.add(b);
+    this.#rawAcks.unshift(...entry.rawAcks);
+  }
+
+  /**
+   * Counts jobs of a batch as settled. A batch whose every job is settled is
+   * dropped from Redis with the next call; with `tell`, what settled is sent.
+   */
+  #settle(batch: Batch, count: number, tell = true): void {
+    batch.settled += count;
+    if (!tell && batch.settled < batch.size) return;
+    if (!this.#dirty.has(batch)) {
+      batch.since = Date.now();
+      this.#dirty.add(batch);
+    }
+  }
+}
