@@ -9,15 +9,11 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Transport } from "../src/transport/transport.ts";
 import { runtimeName } from "./support/child.ts";
+import { bundleForWorkerd, forward, startWorkerd, type WorkerdApp } from "./support/workerd.ts";
 import { redisAvailable } from "./support/matrix.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "edge-test-token";
 const SECRET = "edge-cron-secret";
 const DASHBOARD_PASSWORD = "edge-dashboard-password";
@@ -30,10 +26,9 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
   let server: { url: string; stop(): Promise<void> } | null = null;
   let gateway: { url: string; readonly commands: number; stop(): Promise<void> } | undefined;
   let redis: Transport;
-  let dir: string;
+  let app: WorkerdApp | undefined;
   // deno-lint-ignore no-explicit-any
   let mf: any;
-  let workerOutput = "";
   /** Redis commands the worker sent through the gateway (what Upstash bills). */
   const billed = { commands: 0, requests: 0 };
 
@@ -45,30 +40,10 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
     gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
     redis = ioredisTransport({ url: server!.url });
 
-    const esbuild = await import("esbuild");
-    const bundle = await esbuild.build({
-      entryPoints: [join(root, "examples/edge-worker.ts")],
-      bundle: true,
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["browser", "module", "main"],
-      target: "es2022",
-      write: false,
-      logLevel: "silent",
-    });
-    const code = bundle.outputFiles[0].text;
+    const code = await bundleForWorkerd({ file: "examples/edge-worker.ts" });
     assert.doesNotMatch(code, /from\s*["']ioredis["']|require\(["']ioredis["']\)/, "no TCP client in the edge bundle");
-    dir = mkdtempSync(join(tmpdir(), "edgekiq-edge-"));
-    writeFileSync(join(dir, "worker.mjs"), code);
     console.log(`edge: bundle is ${(code.length / 1024).toFixed(0)} KiB`);
-
-    const { Miniflare } = await import("miniflare");
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "worker.mjs"),
-      modulesRoot: dir,
-      compatibilityDate: "2025-01-01",
+    app = await startWorkerd(code, {
       bindings: {
         UPSTASH_REDIS_REST_URL: gateway.url,
         UPSTASH_REDIS_REST_TOKEN: TOKEN,
@@ -76,7 +51,7 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
         DASHBOARD_PASSWORD,
       },
       // Every fetch() the worker makes lands here, in Node: count, then forward to the gateway.
-      outboundService: async (request: Request) => {
+      outbound: async (request: Request) => {
         const body = await request.text();
         const url = new URL(request.url);
         if (url.origin === new URL(gateway!.url).origin) {
@@ -86,27 +61,17 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
           // EDGE_TRACE=1 prints each request's commands, to see where they go.
           if (process.env.EDGE_TRACE) console.log("edge trace:", url.pathname, body.slice(0, 200));
         }
-        const headers = new Headers(request.headers);
-        headers.delete("host");
-        headers.delete("content-length");
-        return fetch(url, { method: request.method, headers, body: request.method === "GET" ? undefined : body });
-      },
-      handleRuntimeStdio(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) {
-        stdout.on("data", (d) => (workerOutput += d));
-        stderr.on("data", (d) => (workerOutput += d));
+        return forward(request, body);
       },
     });
-    await mf.ready.catch((error: Error) => {
-      throw new Error(`${error.message}\nworkerd output:\n${workerOutput}`);
-    });
+    mf = app.mf;
   });
 
   after(async () => {
-    await mf?.dispose();
+    await app?.dispose();
     await redis?.close();
     await gateway?.stop();
     await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const enqueue = async (name: string, inSeconds?: number) => {
@@ -122,7 +87,7 @@ describe("edge: examples/edge-worker.ts in workerd via miniflare, over the Upsta
   const scheduled = async () => {
     const worker = await mf.getWorker();
     const result = await worker.scheduled({ cron: "* * * * *", scheduledTime: new Date() });
-    assert.equal(result.outcome, "ok", workerOutput);
+    assert.equal(result.outcome, "ok", app!.output());
   };
   const greetings = async () => {
     const flat = (await redis.call("HGETALL", "greetings")) as string[] | Record<string, string>;
@@ -289,7 +254,7 @@ describe("edge: cron routes with periodic schedules in workerd, over the Upstash
   let server: { url: string; stop(): Promise<void> } | null = null;
   let gateway: { url: string; readonly commands: number; stop(): Promise<void> } | undefined;
   let redis: Transport;
-  let dir: string;
+  let app: WorkerdApp | undefined;
   // deno-lint-ignore no-explicit-any
   let mf: any;
 
@@ -300,36 +265,17 @@ describe("edge: cron routes with periodic schedules in workerd, over the Upstash
     server = await testRedis();
     gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
     redis = ioredisTransport({ url: server!.url });
-    const esbuild = await import("esbuild");
-    const bundle = await esbuild.build({
-      stdin: { contents: cronEntry, resolveDir: root, loader: "ts" },
-      bundle: true,
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["browser", "module", "main"],
-      target: "es2022",
-      write: false,
-      logLevel: "silent",
-    });
-    dir = mkdtempSync(join(tmpdir(), "edgekiq-edge-cron-"));
-    writeFileSync(join(dir, "worker.mjs"), bundle.outputFiles[0].text);
-    const { Miniflare } = await import("miniflare");
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "worker.mjs"),
-      modulesRoot: dir,
-      compatibilityDate: "2025-01-01",
+    app = await startWorkerd(await bundleForWorkerd({ contents: cronEntry }), {
       bindings: { URL: gateway.url, TOKEN },
     });
+    mf = app.mf;
   });
 
   after(async () => {
-    await mf?.dispose();
+    await app?.dispose();
     await redis?.close();
     await gateway?.stop();
     await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it(

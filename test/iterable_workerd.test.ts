@@ -10,16 +10,12 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Transport } from "../src/transport/transport.ts";
 import { runtimeName } from "./support/child.ts";
+import { bundleForWorkerd, startWorkerd, type WorkerdApp } from "./support/workerd.ts";
 import { redisAvailable } from "./support/matrix.ts";
 import { upTo } from "./support/iterable.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "iterable-edge-token";
 const ITEMS = 400;
 const skip = runtimeName !== "node"
@@ -49,7 +45,7 @@ describe("an iterable backfill in workerd, across cron invocations", { skip }, (
   let server: { url: string; stop(): Promise<void> } | null = null;
   let gateway: { url: string; stop(): Promise<void> } | undefined;
   let redis: Transport;
-  let dir: string;
+  let app: WorkerdApp | undefined;
   // deno-lint-ignore no-explicit-any
   let mf: any;
   before(async () => {
@@ -59,41 +55,14 @@ describe("an iterable backfill in workerd, across cron invocations", { skip }, (
     server = await testRedis();
     gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
     redis = ioredisTransport({ url: server!.url });
-    const esbuild = await import("esbuild");
-    const bundle = await esbuild.build({
-      stdin: { contents: entry, resolveDir: root, loader: "ts" },
-      bundle: true,
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["browser", "module", "main"],
-      target: "es2022",
-      write: false,
-      logLevel: "silent",
-    });
-    dir = mkdtempSync(join(tmpdir(), "edgekiq-iterable-"));
-    writeFileSync(join(dir, "worker.mjs"), bundle.outputFiles[0].text);
-    const { Miniflare } = await import("miniflare");
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "worker.mjs"),
-      modulesRoot: dir,
-      compatibilityDate: "2025-01-01",
-      bindings: { URL: gateway.url, TOKEN },
-      outboundService: async (request: Request) => {
-        const headers = new Headers(request.headers);
-        headers.delete("host");
-        headers.delete("content-length");
-        return fetch(request.url, { method: request.method, headers, body: await request.text() });
-      },
-    });
+    app = await startWorkerd(await bundleForWorkerd({ contents: entry }), { bindings: { URL: gateway.url, TOKEN } });
+    mf = app.mf;
   });
   after(async () => {
-    await mf?.dispose();
+    await app?.dispose();
     await redis?.close();
     await gateway?.stop();
     await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it(

@@ -6,13 +6,9 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runtimeName } from "./support/child.ts";
+import { bundleForWorkerd, startWorkerd, type WorkerdApp } from "./support/workerd.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const skip = runtimeName !== "node" && `miniflare drives workerd from Node (this is ${runtimeName})`;
 
 // The worker: a Berlin fixed-time and a New York schedule over their spring-forward days.
@@ -39,35 +35,15 @@ export default {
 `;
 
 describe("periodic in workerd", { skip }, () => {
-  let dir: string;
+  let app: WorkerdApp | undefined;
   // deno-lint-ignore no-explicit-any
   let mf: any;
   before(async () => {
-    const esbuild = await import("esbuild");
-    const bundle = await esbuild.build({
-      stdin: { contents: entry, resolveDir: root, loader: "ts" },
-      bundle: true,
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["browser", "module", "main"],
-      target: "es2022",
-      write: false,
-      logLevel: "silent",
-    });
-    dir = mkdtempSync(join(tmpdir(), "edgekiq-periodic-"));
-    writeFileSync(join(dir, "worker.mjs"), bundle.outputFiles[0].text);
-    const { Miniflare } = await import("miniflare");
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "worker.mjs"),
-      modulesRoot: dir,
-      compatibilityDate: "2025-01-01",
-    });
+    app = await startWorkerd(await bundleForWorkerd({ contents: entry }));
+    mf = app.mf;
   });
   after(async () => {
-    await mf?.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await app?.dispose();
   });
 
   it("computes DST-correct ticks and claims them", async () => {
