@@ -260,35 +260,88 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
 
     it("writes a suspect's start before it runs and its ack before the next suspect starts", async () => {
       await target.flush();
-      // A pill that kills its process at once never lets the next fetch carry
-      // its start: unless written first, it dies uncounted, forever. And a
-      // finished suspect whose ack waits would die held (and counted) with
+      // A suspect whose start is not written dies uncounted if it is the pill;
+      // a finished suspect whose ack waits would die held (and counted) with
       // the next one.
-      const seen: Array<{ jid: string; held: number; started: boolean }> = [];
+      const seen: Array<{ jid: string; held: number; started: number }> = [];
       const S = defineJob({
         name: "S",
         async perform(ctx) {
-          const held = k.held(worker.identity, "default", "default");
           seen.push({
             jid: ctx.jid,
             held: await heldCount(redis, worker.identity),
-            started: Number(await redis.call("HGET", held, "#started")) > 0,
+            started: Number(await redis.call("HGET", k.held(worker.identity, "default", "default"), "#started")),
           });
         },
       });
-      // Recovered but not started where they were (count 0): still suspects.
       const suspect = (i: number) =>
-        JSON.stringify({ class: "S", args: [], queue: "default", jid: `s${i}`, edgekiq_recovered: 0 });
+        JSON.stringify({ class: "S", args: [], queue: "default", jid: `s${i}`, edgekiq_recovered: 1 });
       await redis.call("LPUSH", "queue:default", ...Array.from({ length: 3 }, (_, i) => suspect(i)));
       const worker = testWorker(redis, { jobs: [S], concurrency: 3 });
       await worker.run();
       await waitFor(() => seen.length === 3, "all run");
       await worker.stop();
+      const first = seen[0].started;
       assert.deepEqual(seen, [
-        { jid: "s0", held: 3, started: true },
-        { jid: "s1", held: 2, started: true },
-        { jid: "s2", held: 1, started: true },
+        { jid: "s0", held: 3, started: first },
+        { jid: "s1", held: 2, started: first + 1 },
+        { jid: "s2", held: 1, started: first + 2 },
       ]);
+    });
+
+    it("writes the start of a recovered job that had not started before it runs from the buffer", async () => {
+      await target.flush();
+      // Recovered from the prefetch of a process that died (count 0): not a
+      // suspect, so it runs beside others, but it may be a pill that died
+      // before its start left that process, so its start goes first here.
+      const seen: Array<{ jid: string; started: number }> = [];
+      const R = defineJob({
+        name: "R",
+        async perform(ctx) {
+          const held = k.held(worker.identity, "default", "default");
+          seen.push({ jid: ctx.jid, started: Number(await redis.call("HGET", held, "#started")) });
+        },
+      });
+      const recovered = (i: number) =>
+        JSON.stringify({ class: "R", args: [], queue: "default", jid: `r${i}`, edgekiq_recovered: 0 });
+      await redis.call("LPUSH", "queue:default", ...Array.from({ length: 3 }, (_, i) => recovered(i)));
+      // One slot: the first starts with the fetch, the others from the buffer.
+      const worker = testWorker(redis, { jobs: [R], concurrency: 1 });
+      await worker.run();
+      await waitFor(() => seen.length === 3, "all run");
+      await worker.stop();
+      const first = seen[0].started;
+      assert.ok(first > 0);
+      assert.deepEqual(seen.map((s) => s.started - first), [0, 1, 2], JSON.stringify(seen));
+    });
+
+    it("a fetch marks as started only the jobs that start as it arrives, never a recovered one", async () => {
+      await target.flush();
+      const identity = "marker:1:abcdefabcdef";
+      const fetcher = new Fetcher({
+        transport: redis,
+        keys: k,
+        identity,
+        capsule: "default",
+        queues: parseQueues(["default"]),
+        reliable: true,
+        blockSeconds: 1,
+        ttl: 60,
+      });
+      await redis.call("HSET", k.process(identity), "beat", 1);
+      await fetcher.register();
+      const job = (jid: string, recovered?: number) =>
+        JSON.stringify({ class: "J", args: [], queue: "default", jid, edgekiq_recovered: recovered });
+      // Popped from the right: a, then b (recovered, so it writes its own start and may wait its turn), then c.
+      await redis.call("LPUSH", "queue:default", job("a"), job("b", 1), job("c"));
+      const { units } = await fetcher.take(3, 3);
+      assert.deepEqual(units.map((u) => JSON.parse(u.raw).jid), ["a", "b", "c"]);
+      // Had b and c been marked, a pill in b would count c (which never ran) as its neighbour.
+      const held = k.held(identity, "default", "default");
+      assert.equal(Number(await redis.call("HGET", held, "#started")), units[0].token);
+      // An empty fetch marks nothing.
+      await fetcher.take(3, 3);
+      assert.equal(Number(await redis.call("HGET", held, "#started")), units[0].token);
     });
 
     it("a call made while a blocking fetch waits does not strand the job that lands after it", async () => {

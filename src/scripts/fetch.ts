@@ -9,6 +9,7 @@
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
 import { BATCH_SPAN, HELD_LUA, heldTwin, SEPARATOR } from "./held.ts";
+import { RECOVERED_AT_END_LUA, startingNow } from "./recover.ts";
 
 /** What a fetch returned. */
 export interface FetchResult {
@@ -53,7 +54,9 @@ export interface FetchResult {
  * the process entry's TTL (a missing entry means this process was presumed
  * dead: reply -2 and take nothing); re-register the held hashes if another
  * process recovered them; record the started mark; take up to `count` jobs
- * from the first non-empty queue in the fetch order as one batch.
+ * from the first non-empty queue in the fetch order as one batch, and mark
+ * its first `startNow` as started, up to the first recovered job (a
+ * recovered job writes its own start, and a suspect may wait its turn).
  *
  * An ack of a job that is no longer held because it was put back (hard
  * shutdown, or recovery while this process stalled) takes the requeued copy
@@ -100,6 +103,7 @@ export const FETCH = defineScript<FetchResult>({
     "...(queue, batch, index, raw)",
   ],
   lua: HELD_LUA + `
+local RECOVERED_AT_END = '${RECOVERED_AT_END_LUA}'
 local u = tonumber(ARGV[10])
 local n = (#KEYS - 3 - u) / 3
 local function q(i) return KEYS[3 + i] end
@@ -172,7 +176,6 @@ if redis.call("HEXISTS", KEYS[2], h(1)) == 0 then
 end
 local started = tonumber(ARGV[6])
 local startNow = tonumber(ARGV[5])
-if count > 0 and startNow > 0 then started = math.max(started, tonumber(batch) * SPAN + startNow - 1) end
 if started > 0 then
   for i = 1, n do redis.call("HSET", h(i), "#started", started) end
 end
@@ -203,6 +206,12 @@ if count > 0 then
       if #kept == 0 then return {i, reregistered, adopted, 0, ""} end
       local blob = table.concat(kept, "\\0")
       redis.call("HSET", h(i), batch, blob)
+      -- The first startNow start at once, up to the first recovered job (which writes its own start).
+      local s = 0
+      while s < math.min(startNow, #kept) and not string.find(kept[s + 1], RECOVERED_AT_END) do s = s + 1 end
+      if s > 0 and tonumber(batch) * SPAN + s - 1 > started then
+        for j = 1, n do redis.call("HSET", h(j), "#started", tonumber(batch) * SPAN + s - 1) end
+      end
       return {i, reregistered, adopted, #kept, blob}
     end
   end
@@ -270,9 +279,8 @@ return {0, reregistered, adopted, 0, ""}
       reregistered = 1;
       for (let i = 1; i <= n; i++) redis.call("HSET", keys[1], h(i), argv[0]);
     }
-    let started = Number(argv[5]);
+    const started = Number(argv[5]);
     const startNow = Number(argv[4]);
-    if (count > 0 && startNow > 0) started = Math.max(started, Number(batch) * BATCH_SPAN + startNow - 1);
     if (started > 0) { for (let i = 1; i <= n; i++) redis.call("HSET", h(i), "#started", started); }
     if (count > 0) {
       if (redis.call("HEXISTS", h(1), `#x:${batch}`) === 1) return [-3];
@@ -288,6 +296,10 @@ return {0, reregistered, adopted, 0, ""}
         if (kept.length === 0) return [i, reregistered, adopted, 0, ""];
         const blob = kept.join(SEPARATOR);
         redis.call("HSET", h(i), batch, blob);
+        const s = startingNow(kept, startNow);
+        if (s > 0 && Number(batch) * BATCH_SPAN + s - 1 > started) {
+          for (let j = 1; j <= n; j++) redis.call("HSET", h(j), "#started", Number(batch) * BATCH_SPAN + s - 1);
+        }
         return [i, reregistered, adopted, kept.length, blob];
       }
     }

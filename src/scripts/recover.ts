@@ -6,15 +6,17 @@
  * Poison pills: a job that keeps killing its process must end in the dead
  * set, not loop. Only jobs that were *running* when their process died are
  * counted: tokens up to the held hash's `#started` mark, and the landing job.
- * (The held hash's layout is described in `held.ts`.) Every recovered job is
- * tagged a suspect, the ones fetched ahead (the prefetch) with their count
- * unchanged: the mark of a job that started is sent with the next call, so a
- * pill that killed its process at once may have died uncounted, and must not
- * come back as an ordinary job. The count travels in the payload itself
- * (`"edgekiq_recovered":N`, appended as its last field; Ruby ignores unknown
- * fields). The next process runs suspects one at a time and writes each one's
- * start before running it, so a pill is counted on every death after its
- * first and an innocent job that once ran beside it is not buried with it.
+ * (The held hash's layout is described in `held.ts`.) The count travels in
+ * the payload itself (`"edgekiq_recovered":N`, appended as its last field;
+ * Ruby ignores unknown fields). Jobs fetched ahead (the prefetch) keep their
+ * count but are tagged too, with 0 if they had none: the mark of a job that
+ * started is sent with the next call, so a pill that killed its process at
+ * once may have died uncounted, and must not come back as an ordinary job.
+ *
+ * The next process writes a recovered job's start before running it, so a
+ * pill is counted on every death after its first; and it runs the counted
+ * ones (suspects) one at a time, each one's ack written before the next
+ * starts, so an innocent job that once ran beside a pill is not buried with it.
  *
  * @module
  */
@@ -145,10 +147,10 @@ return out
     const out: RedisReply[] = [1, 0];
     for (const [raw, started] of jobs) {
       if (!started) {
-        back.push(withFields(raw, `"${RECOVERED_FIELD}":${recoveredCount(raw)}`));
+        back.push(withFields(raw, `"${RECOVERED_FIELD}":${recoveredCount(raw) ?? 0}`));
         continue;
       }
-      const n = recoveredCount(raw) + 1;
+      const n = (recoveredCount(raw) ?? 0) + 1;
       if (n >= max) {
         const created = /"created_at":(\d+)[,}]/.exec(raw)?.[1];
         const now = created && created.length >= 12 ? argv[2] : argv[1];
@@ -179,32 +181,41 @@ return out
 const COUNT_AT_END = new RegExp(`"${RECOVERED_FIELD}":(\\d+)}\\s*$`);
 
 /**
- * How many dead processes a raw job was running in (0 if never recovered).
+ * How many dead processes a raw job was running in: `undefined` if it was
+ * never recovered, 0 if it was recovered from a process where it had not
+ * started (or whose start was not yet written).
  *
  * @example
  * ```ts
  * recoveredCount('{"class":"A","edgekiq_recovered":2}'); // 2
+ * recoveredCount('{"class":"A"}'); // undefined
  * ```
  */
-export function recoveredCount(raw: string): number {
+export function recoveredCount(raw: string): number | undefined {
   // Cheap when absent (every job): the field is only ever the last one.
-  if (raw.charCodeAt(raw.length - 1) !== 125 || !raw.includes(RECOVERED_FIELD, raw.length - 40)) return 0;
-  return Number(COUNT_AT_END.exec(raw)?.[1] ?? 0);
+  if (raw.charCodeAt(raw.length - 1) !== 125 || !raw.includes(RECOVERED_FIELD, raw.length - 40)) return undefined;
+  const count = COUNT_AT_END.exec(raw)?.[1];
+  return count === undefined ? undefined : Number(count);
 }
 
+/** A Lua pattern matching a payload that carries a recovery count (as its last field). */
+export const RECOVERED_AT_END_LUA = `"${RECOVERED_FIELD}":%d+}%s*$`;
+
 /**
- * Whether a raw job was recovered from a process that died (a suspect), even
- * if it had not started there.
+ * How many of a new batch's first `startNow` jobs start as it arrives, and
+ * are marked started by the fetch itself: those before the first recovered
+ * job (a recovered job writes its own start, and a suspect may wait its turn).
  *
  * @example
  * ```ts
- * isSuspect('{"class":"A","edgekiq_recovered":0}'); // true
+ * startingNow(['{"a":1}', '{"a":2,"edgekiq_recovered":0}'], 2); // 1
  * ```
  */
-export function isSuspect(raw: string): boolean {
-  // Cheap when absent (every job): the field is only ever the last one.
-  return raw.charCodeAt(raw.length - 1) === 125 && raw.includes(RECOVERED_FIELD, raw.length - 40) &&
-    COUNT_AT_END.test(raw);
+export function startingNow(raws: readonly string[], startNow: number): number {
+  const limit = Math.min(startNow, raws.length);
+  let s = 0;
+  while (s < limit && recoveredCount(raws[s]) === undefined) s++;
+  return s;
 }
 
 function withFields(raw: string, fields: string): string {

@@ -72,6 +72,8 @@ export class Feeder {
   #loop: Promise<void> = Promise.resolve();
   #launched = new Set<Promise<void>>();
   #requested = 0;
+  /** Waiting processors a fetch on its way will start at once. */
+  #promised = 0;
   #failed = false;
   /** The last background fetch found nothing: wait for a processor before asking again. */
   #dry = false;
@@ -260,9 +262,16 @@ export class Feeder {
   async #fetch(max: number, block: boolean): Promise<number> {
     const fetcher = this.#o.fetcher;
     this.#requested += max;
+    // Processors waiting now start the new batch's first jobs as it arrives
+    // (the fetch marks them started), unless buffered jobs come first (a
+    // suspect waiting its turn) or a fetch already on its way was promised
+    // them. Marking one that does not start could count an innocent job as
+    // a poison pill's neighbour.
+    const startNow = this.#buffer.length === 0 ? Math.max(0, this.#waiting.length - this.#promised) : 0;
+    this.#promised += startNow;
     try {
       const sent = performance.now();
-      const take = await fetcher.take(max, this.#waiting.length);
+      const take = await fetcher.take(max, startNow);
       if (!take.alive) {
         await this.#o.onDead();
         return 0;
@@ -287,6 +296,7 @@ export class Feeder {
       return 0;
     } finally {
       this.#requested -= max;
+      this.#promised -= startNow;
     }
   }
 

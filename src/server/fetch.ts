@@ -21,7 +21,7 @@ import type { Keys } from "../keys.ts";
 import { AckBook } from "./ack_book.ts";
 import { FETCH, POP, RELEASE_KEYS } from "../scripts/fetch.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
-import { isSuspect } from "../scripts/recover.ts";
+import { recoveredCount, startingNow } from "../scripts/recover.ts";
 import { RELEASE } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { Command, RedisArg, RedisReply, Transport } from "../transport/transport.ts";
@@ -33,7 +33,9 @@ export interface UnitOfWork {
   readonly raw: string;
   /** Its token in the held hash, `batch * 1000 + index` (reliable fetch); 0 with basic fetch. */
   readonly token: number;
-  /** It was held by a process that died: suspects run one at a time. */
+  /** It was held by a process that died: its start is written before it runs. */
+  readonly recovered: boolean;
+  /** It was running in a process that died: suspects run one at a time. */
   readonly suspect: boolean;
 }
 
@@ -96,6 +98,8 @@ export class Fetcher {
   #landing: [queueIndex: number, batch: number] | undefined;
   #mark = 0;
   #sentMark = 0;
+  /** A call on its way that carries the started mark up to `upTo`. */
+  #markWrite: { upTo: number; done: Promise<void> } | undefined;
   #rotation = 0;
 
   constructor(options: FetcherOptions) {
@@ -122,21 +126,6 @@ export class Fetcher {
   /** The queue mode. */
   get mode(): string {
     return this.#o.queues.mode;
-  }
-
-  /** Whether jobs are held until acknowledged. */
-  get reliable(): boolean {
-    return this.#o.reliable;
-  }
-
-  /** Whether blocking when idle is possible on this transport. */
-  get canBlock(): boolean {
-    return this.#o.transport.blocking;
-  }
-
-  /** Whether acknowledgements wait to be sent to Redis. */
-  get pendingAcks(): number {
-    return this.#acks.pending;
   }
 
   /** The held hashes, one per queue (empty with basic fetch). */
@@ -181,6 +170,26 @@ export class Fetcher {
    */
   started(unit: UnitOfWork): void {
     if (unit.token > this.#mark) this.#mark = unit.token;
+  }
+
+  /**
+   * Writes that `unit` started, before it runs: a recovered job may be the
+   * pill that killed its last process, and a pill that kills this one too
+   * before the next call would otherwise die uncounted. Starts recorded
+   * meanwhile share one call.
+   */
+  writeStart(unit: UnitOfWork): Promise<void> {
+    if (!this.#o.reliable || unit.token <= this.#sentMark) return Promise.resolve();
+    const pending = this.#markWrite;
+    if (pending && pending.upTo >= unit.token) return pending.done;
+    const write = {
+      upTo: this.#mark,
+      done: this.flush().finally(() => {
+        if (this.#markWrite === write) this.#markWrite = undefined;
+      }),
+    };
+    this.#markWrite = write;
+    return write.done;
   }
 
   /**
@@ -252,6 +261,9 @@ export class Fetcher {
     if (result.jobs.length === 0) return { units: [], alive: true, reregistered: result.reregistered };
     const queue = this.#names[result.queueIndex];
     this.#acks.track(result.queueIndex + 1, batch, result.jobs.length);
+    // The script recorded these as started.
+    const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, startNow) - 1;
+    if (startedHere >= batch * BATCH_SPAN && startedHere > this.#sentMark) this.#sentMark = startedHere;
     const units = result.jobs.map((raw, i) => unit(queue, raw, batch * BATCH_SPAN + i));
     return { units, alive: true, reregistered: result.reregistered };
   }
@@ -391,5 +403,6 @@ export class Fetcher {
 }
 
 function unit(queue: string, raw: string, token: number): UnitOfWork {
-  return { queue, raw, token, suspect: isSuspect(raw) };
+  const count = recoveredCount(raw);
+  return { queue, raw, token, recovered: count !== undefined, suspect: count !== undefined && count > 0 };
 }

@@ -202,10 +202,10 @@ export class Manager {
       const started = performance.now();
       this.#busy.set(slot, { unit, startedAt: Date.now() });
       try {
-        // A suspect may be the pill: its start is written before it runs, so
-        // if it kills this process too it is counted (the mark otherwise
-        // travels with the next fetch, which a pill never lets happen).
-        if (unit.suspect) await this.#safely(() => this.fetcher.flush(), "write a suspect's start");
+        // A recovered job may be the pill: its start is written before it
+        // runs, so if it kills this process too it is counted (the mark
+        // otherwise travels with the next fetch, which a pill never allows).
+        if (unit.recovered) await this.#safely(() => this.fetcher.writeStart(unit), "write a recovered job's start");
         const outcome = await processUnit(deps, unit);
         if (outcome === "ack") {
           this.fetcher.ack(unit, this.#mayBeRequeued.has(unit));
