@@ -15,7 +15,8 @@
  *
  * @module
  */
-import type { Fetcher, UnitOfWork } from "./fetch.ts";
+import type { Fetcher } from "./fetch.ts";
+import type { UnitOfWork } from "./unit_of_work.ts";
 import type { Prefetch } from "./prefetch.ts";
 
 /** Fetches a capsule keeps on their way at once while it is busy. */

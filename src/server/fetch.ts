@@ -21,23 +21,12 @@ import type { Keys } from "../keys.ts";
 import { AckBook } from "./ack_book.ts";
 import { FETCH, POP, RELEASE_KEYS } from "../scripts/fetch.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
-import { recoveredCount, startingNow } from "../scripts/recover.ts";
+import { startingNow } from "../scripts/recover.ts";
 import { RELEASE } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { Command, RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 import type { QueueList } from "./queues.ts";
-
-/** A job handed to a processor. */
-export interface UnitOfWork {
-  readonly queue: string;
-  readonly raw: string;
-  /** Its token in the held hash, `batch * 1000 + index` (reliable fetch); 0 with basic fetch. */
-  readonly token: number;
-  /** It was held by a process that died: its start is written before it runs. */
-  readonly recovered: boolean;
-  /** It was running in a process that died: suspects run one at a time. */
-  readonly suspect: boolean;
-}
+import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
 
 /** Options for {@link Fetcher}. */
 export interface FetcherOptions {
@@ -264,7 +253,7 @@ export class Fetcher {
     // The script recorded these as started.
     const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, startNow) - 1;
     if (startedHere >= batch * BATCH_SPAN && startedHere > this.#sentMark) this.#sentMark = startedHere;
-    const units = result.jobs.map((raw, i) => unit(queue, raw, batch * BATCH_SPAN + i));
+    const units = result.jobs.map((raw, i) => unitOfWork(queue, raw, batch * BATCH_SPAN + i));
     return { units, alive: true, reregistered: result.reregistered };
   }
 
@@ -280,7 +269,7 @@ export class Fetcher {
     if (!this.#o.reliable) {
       const reply = await this.#o.transport.block(["BRPOP", ...this.#queueKeys, this.#o.blockSeconds], { signal });
       if (!Array.isArray(reply)) return [];
-      return [unit(k.queueName(String(reply[0])), String(reply[1]), 0)];
+      return [unitOfWork(k.queueName(String(reply[0])), String(reply[1]), 0)];
     }
     // BLMOVE watches one list: rotate through the queues (in this fetch's
     // weighted order) so every queue is watched in turn; the batch fetch
@@ -314,7 +303,7 @@ export class Fetcher {
     if (typeof raw !== "string") return [];
     this.#landing = [qi, batch];
     this.#acks.track(qi, batch, 1);
-    return [unit(queue, raw, batch * BATCH_SPAN)];
+    return [unitOfWork(queue, raw, batch * BATCH_SPAN)];
   }
 
   /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
@@ -398,11 +387,6 @@ export class Fetcher {
     const result = await this.#o.transport.script(POP, order.map((q) => this.#o.keys.queue(q)), [max]);
     if (result.queueIndex < 0) return NOTHING;
     const queue = order[result.queueIndex];
-    return { units: result.jobs.map((raw) => unit(queue, raw, 0)), alive: true, reregistered: false };
+    return { units: result.jobs.map((raw) => unitOfWork(queue, raw, 0)), alive: true, reregistered: false };
   }
-}
-
-function unit(queue: string, raw: string, token: number): UnitOfWork {
-  const count = recoveredCount(raw);
-  return { queue, raw, token, recovered: count !== undefined, suspect: count !== undefined && count > 0 };
 }

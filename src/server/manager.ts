@@ -8,7 +8,8 @@
  */
 import type { Logger } from "../logger.ts";
 import type { Feeder } from "./feeder.ts";
-import type { Fetcher, UnitOfWork } from "./fetch.ts";
+import type { Fetcher } from "./fetch.ts";
+import type { UnitOfWork } from "./unit_of_work.ts";
 import { type ProcessorDeps, processUnit } from "./processor.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */

@@ -20,7 +20,7 @@ import { type JobPayload, newJids, parsePayload, serializePayload, type TimeForm
 import { createRegistry, type JobsInput, type Registry } from "../registry.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { Keys } from "../keys.ts";
-import type { UnitOfWork } from "./fetch.ts";
+import type { UnitOfWork } from "./unit_of_work.ts";
 import { runServerMiddleware, type ServerMiddleware, type ServerMiddlewareTools } from "../server_middleware.ts";
 import { type DeathHandler, errorClass, errorMessage, JobRetry } from "./retry.ts";
 import type { JobCounters } from "./stats.ts";
