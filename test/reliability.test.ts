@@ -155,6 +155,23 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
   });
 });
 
+/** A fetcher of the default queue for a process that is alive (its entry exists) and registered. */
+async function liveFetcher(redis: Transport, identity: string): Promise<Fetcher> {
+  const fetcher = new Fetcher({
+    transport: redis,
+    keys: k,
+    identity,
+    capsule: "default",
+    queues: parseQueues(["default"]),
+    reliable: true,
+    blockSeconds: 2,
+    ttl: 60,
+  });
+  await redis.call("HSET", k.process(identity), "beat", 1);
+  await fetcher.register();
+  return fetcher;
+}
+
 for (const target of matrix(["memory", "ioredis", "bun"])) {
   describe(`reliability on ${target.name}`, () => {
     let redis: Transport;
@@ -318,18 +335,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
     it("a fetch marks as started only the jobs that start as it arrives, never a recovered one", async () => {
       await target.flush();
       const identity = "marker:1:abcdefabcdef";
-      const fetcher = new Fetcher({
-        transport: redis,
-        keys: k,
-        identity,
-        capsule: "default",
-        queues: parseQueues(["default"]),
-        reliable: true,
-        blockSeconds: 1,
-        ttl: 60,
-      });
-      await redis.call("HSET", k.process(identity), "beat", 1);
-      await fetcher.register();
+      const fetcher = await liveFetcher(redis, identity);
       const job = (jid: string, recovered?: number) =>
         JSON.stringify({ class: "J", args: [], queue: "default", jid, edgekiq_recovered: recovered });
       // Popped from the right: a, then b (recovered, so it writes its own start and may wait its turn), then c.
@@ -346,18 +352,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
 
     it("a call made while a blocking fetch waits does not strand the job that lands after it", async () => {
       await target.flush();
-      const fetcher = new Fetcher({
-        transport: redis,
-        keys: k,
-        identity: "blocker:1:abcdefabcdef",
-        capsule: "default",
-        queues: parseQueues(["default"]),
-        reliable: true,
-        blockSeconds: 2,
-        ttl: 60,
-      });
-      await redis.call("HSET", k.process("blocker:1:abcdefabcdef"), "beat", 1);
-      await fetcher.register();
+      const fetcher = await liveFetcher(redis, "blocker:1:abcdefabcdef");
       const waiting = fetcher.block(new AbortController().signal);
       await new Promise((r) => setTimeout(r, 50)); // the BLMOVE is waiting in Redis
       // A call of its own while it waits (a suspect's start or ack is written at once).
