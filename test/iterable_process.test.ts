@@ -2,14 +2,13 @@
  * Iterable jobs across a real SIGTERM and a real SIGKILL, in a child process
  * on this same runtime (Node, Bun or Deno).
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, silentLogger, type Transport } from "../mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
+import { createClient, silentLogger } from "../mod.ts";
 import { spawnFixture } from "./support/child.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
 import { heldCount } from "./support/held.ts";
-import { testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { testWorker } from "./support/worker.ts";
 import { DONE_KEY, sweepJob } from "./fixtures/sweep-job.ts";
 import { upTo } from "./support/iterable.ts";
@@ -17,21 +16,12 @@ import { upTo } from "./support/iterable.ts";
 const ITEMS = 300;
 
 describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: Awaited<ReturnType<typeof testRedis>>;
-  let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
-  const done = async () => ((await redis.call("LRANGE", DONE_KEY, 0, -1)) as string[]).map(Number);
+  const suite = suiteRedis();
+  const done = async () => ((await suite.redis.call("LRANGE", DONE_KEY, 0, -1)) as string[]).map(Number);
 
   /** Runs the job here until its state is gone (completed); `poller` recovers a dead process's jobs. */
   async function finishHere(jid: string, poller: boolean) {
-    const worker = testWorker(redis, {
+    const worker = testWorker(suite.redis, {
       jobs: [sweepJob({ itemMs: 1 })],
       concurrency: 1,
       poller,
@@ -42,7 +32,7 @@ describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no r
     await worker.run();
     try {
       await waitFor(
-        async () => (await redis.call("EXISTS", `it-${jid}`)) === 0 && (await done()).length >= ITEMS,
+        async () => (await suite.redis.call("EXISTS", `it-${jid}`)) === 0 && (await done()).length >= ITEMS,
         "the job to complete here",
         20_000,
       );
@@ -52,8 +42,8 @@ describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no r
   }
 
   it("SIGTERM mid-iteration: stops after the item in flight, goes back unchanged, resumes with nothing skipped", async () => {
-    await redis.call("FLUSHDB");
-    const child = spawnFixture("iterable-worker.ts", { EDGEKIQ_TEST_URL: server!.url, ITEM_MS: "10" });
+    await suite.redis.call("FLUSHDB");
+    const child = spawnFixture("iterable-worker.ts", { EDGEKIQ_TEST_URL: suite.url, ITEM_MS: "10" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = "5eed0000000000000000000a";
     const raw = JSON.stringify({
@@ -64,44 +54,44 @@ describe("iterable jobs in a worker process", { skip: !redisAvailable() && "no r
       retry: true,
       enqueued_at: 1.5e9,
     });
-    await redis.call("LPUSH", "queue:default", raw);
+    await suite.redis.call("LPUSH", "queue:default", raw);
     await waitFor(async () => (await done()).length >= 20, "20 items in the child");
     child.signal("SIGTERM");
     assert.equal(await child.exited, 0, child.output());
     const [, stoppedAt] = child.output().match(/stopped at (\d+)/)!;
     const before = await done();
     assert.equal(Number(stoppedAt), before.length, "the cursor is right after the last item done");
-    assert.equal(await redis.call("HGET", `it-${jid}`, "c"), stoppedAt, "and that is what it saved");
+    assert.equal(await suite.redis.call("HGET", `it-${jid}`, "c"), stoppedAt, "and that is what it saved");
     assert.deepEqual(
-      await redis.call("LRANGE", "queue:default", 0, -1),
+      await suite.redis.call("LRANGE", "queue:default", 0, -1),
       [raw],
       "back as pushed: same jid, no retry_count",
     );
-    assert.equal(await heldCount(redis, identity), 0);
+    assert.equal(await heldCount(suite.redis, identity), 0);
 
     await finishHere(jid, false);
     const all = await done();
     const repeated = all.length - ITEMS;
     assert.ok(repeated <= 1, `at most the in-flight item repeated (${repeated})`);
     assert.deepEqual([...new Set(all)].sort((a, b) => a - b), upTo(ITEMS), "no item skipped");
-    assert.equal(await redis.call("ZCARD", "retry"), 0);
+    assert.equal(await suite.redis.call("ZCARD", "retry"), 0);
   });
 
   it("SIGKILL mid-iteration: orphan recovery runs it again from the last saved cursor", async () => {
-    await redis.call("FLUSHDB");
+    await suite.redis.call("FLUSHDB");
     const child = spawnFixture("iterable-worker.ts", {
-      EDGEKIQ_TEST_URL: server!.url,
+      EDGEKIQ_TEST_URL: suite.url,
       ITEM_MS: "10",
       FLUSH: "0.1",
       HB: "1",
       TTL: "2",
     });
     await child.waitFor(/ready (\S+)/);
-    const jid = (await createClient({ transport: redis }).push("Sweep", [ITEMS]))!;
+    const jid = (await createClient({ transport: suite.redis }).push("Sweep", [ITEMS]))!;
     await waitFor(async () => (await done()).length >= 60, "60 items in the child");
     child.signal("SIGKILL");
     await child.exited;
-    const saved = Number(await redis.call("HGET", `it-${jid}`, "c"));
+    const saved = Number(await suite.redis.call("HGET", `it-${jid}`, "c"));
     const ranBefore = (await done()).length;
     assert.ok(saved > 0 && saved <= ranBefore, `saved cursor ${saved}, ${ranBefore} items ran`);
     assert.ok(ranBefore - saved <= 30, `at most about a flush interval lost (${ranBefore - saved} items)`);

@@ -3,16 +3,14 @@
  * SIGKILLed while claiming lose no tick, and three processes polling a
  * 1-second schedule for 10 s enqueue each tick once.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient } from "../src/client.ts";
 import { keys } from "../src/keys.ts";
 import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/periodic/mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
-import type { Transport } from "../src/transport/transport.ts";
 import { type Child, spawnFixture } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
-import { testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 
 const k = keys();
 
@@ -23,22 +21,13 @@ interface Pushed {
 }
 
 describe("periodic across processes", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: Awaited<ReturnType<typeof testRedis>>;
-  let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
+  const suite = suiteRedis();
 
   const pushed = async (): Promise<Pushed[]> =>
-    ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).map((raw) => JSON.parse(raw)).reverse();
+    ((await suite.redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).map((raw) => JSON.parse(raw)).reverse();
 
   it("kill -9 of a process in the middle of claiming loses no tick and enqueues none twice", async () => {
-    await redis.call("FLUSHDB");
+    await suite.redis.call("FLUSHDB");
     // A clock 50 times faster than real time, a tick every simulated second,
     // and a grace so long that no tick counts as missed: every tick must be there.
     const base = Date.now();
@@ -46,10 +35,10 @@ describe("periodic across processes", { skip: !redisAvailable() && "no redis" },
     const speed = 50;
     const clock = () => t0 + (Date.now() - base) * speed;
     const schedules: PeriodicSchedule[] = [{ every: 1, job: "Tick", name: "tick", grace: 1e9 }];
-    const client = createClient({ transport: redis });
+    const client = createClient({ transport: suite.redis });
     await registerPeriodic(client, schedules, { owner: "kill", now: clock() });
     const env = {
-      EDGEKIQ_TEST_URL: server!.url,
+      EDGEKIQ_TEST_URL: suite.url,
       EVERY: "1",
       GRACE: "1e9",
       OWNER: "kill",
@@ -93,14 +82,14 @@ describe("periodic across processes", { skip: !redisAvailable() && "no redis" },
   });
 
   it("three processes polling a 1-second schedule for 10 s enqueue 10 ± 1 jobs, none twice", async () => {
-    await redis.call("FLUSHDB");
+    await suite.redis.call("FLUSHDB");
     // Starts on a half second, far enough ahead for the children to be up.
     const start = Math.ceil(Date.now() / 1000) * 1000 + 8500;
     const end = start + 10_000;
     const schedules: PeriodicSchedule[] = [{ every: 1, job: "Tick", name: "tick", grace: 60 }];
-    await registerPeriodic(createClient({ transport: redis }), schedules, { owner: "rt", now: start });
+    await registerPeriodic(createClient({ transport: suite.redis }), schedules, { owner: "rt", now: start });
     const env = {
-      EDGEKIQ_TEST_URL: server!.url,
+      EDGEKIQ_TEST_URL: suite.url,
       EVERY: "1",
       OWNER: "rt",
       T0: "0",

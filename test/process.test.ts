@@ -1,77 +1,66 @@
 /**
  * Real signals and a real crash, in a child process on this same runtime.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, silentLogger } from "../mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
-import type { Transport } from "../src/transport/transport.ts";
 import { spawnFixture } from "./support/child.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
 import { heldCount } from "./support/held.ts";
-import { testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { testWorker } from "./support/worker.ts";
 
 const SleepJob = defineJob({ name: "SleepJob", perform() {} });
 
 describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: Awaited<ReturnType<typeof testRedis>>;
-  let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
+  const suite = suiteRedis();
 
   it("SIGTERM: finishes the running job, unregisters, and exits with nothing left open", async () => {
-    await redis.call("FLUSHDB");
-    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "300" });
+    await suite.redis.call("FLUSHDB");
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: suite.url, JOB_MS: "300" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
-    const jid = await createClient({ transport: redis }).push(SleepJob, []);
+    const jid = await createClient({ transport: suite.redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
     child.signal("SIGTERM");
     assert.equal(await child.exited, 0, child.output());
     assert.match(child.output(), new RegExp(`performed ${jid}`));
     assert.match(child.output(), /worker exited/);
-    assert.deepEqual(await redis.call("SMEMBERS", "processes"), []);
-    assert.equal(await heldCount(redis, identity), 0);
-    assert.equal(await redis.call("LLEN", "queue:default"), 0);
+    assert.deepEqual(await suite.redis.call("SMEMBERS", "processes"), []);
+    assert.equal(await heldCount(suite.redis, identity), 0);
+    assert.equal(await suite.redis.call("LLEN", "queue:default"), 0);
   });
 
   it("SIGTSTP quiets, SIGTTIN dumps running jobs, a second SIGINT requeues and exits at once", async () => {
-    await redis.call("FLUSHDB");
-    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "forever", TIMEOUT: "60" });
+    await suite.redis.call("FLUSHDB");
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: suite.url, JOB_MS: "forever", TIMEOUT: "60" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
-    const jid = await createClient({ transport: redis }).push(SleepJob, []);
+    const jid = await createClient({ transport: suite.redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
     child.signal("SIGTTIN");
     await child.waitFor(new RegExp(`running job.*${jid}`));
     child.signal("SIGTSTP");
-    await waitFor(async () => (await redis.call("HGET", identity, "quiet")) === "true", "quiet flag");
+    await waitFor(async () => (await suite.redis.call("HGET", identity, "quiet")) === "true", "quiet flag");
     child.signal("SIGINT");
     await child.waitFor(/shutting down/);
     const t0 = Date.now();
     child.signal("SIGINT");
     await child.exited;
     assert.ok(Date.now() - t0 < 5000, "second INT exits well before the 60 s timeout");
-    const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    const queued = (await suite.redis.call("LRANGE", "queue:default", 0, -1)) as string[];
     assert.deepEqual(queued.map((r) => JSON.parse(r).jid), [jid], "the running job went back");
-    assert.equal(await heldCount(redis, identity), 0);
+    assert.equal(await heldCount(suite.redis, identity), 0);
   });
 
   it("SIGKILL mid-job: a survivor recovers the job within the heartbeat TTL plus one poll", async () => {
-    await redis.call("FLUSHDB");
+    await suite.redis.call("FLUSHDB");
     const child = spawnFixture("signal-worker.ts", {
-      EDGEKIQ_TEST_URL: server!.url,
+      EDGEKIQ_TEST_URL: suite.url,
       JOB_MS: "forever",
       HB: "1",
       TTL: "2",
     });
     await child.waitFor(/ready (\S+)/);
-    const jid = await createClient({ transport: redis }).push(SleepJob, []);
+    const jid = await createClient({ transport: suite.redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
     child.signal("SIGKILL");
     await child.exited;
@@ -83,7 +72,7 @@ describe("worker process", { skip: !redisAvailable() && "no redis" }, () => {
         ran.push(ctx.jid);
       },
     });
-    const survivor = testWorker(redis, {
+    const survivor = testWorker(suite.redis, {
       jobs: [Rerun],
       poller: true,
       pollIntervalAverage: 0.5,

@@ -4,7 +4,7 @@
  * where the runtime's process handling matters (Node, Bun and Deno run this
  * file).
  */
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { createClient, defineJob, silentLogger } from "../mod.ts";
@@ -13,35 +13,25 @@ import { Fetcher } from "../src/server/fetch.ts";
 import { Poller } from "../src/server/poller.ts";
 import { parseQueues } from "../src/server/queues.ts";
 import { TransportError } from "../src/errors.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
 import type { RedisArg, Transport } from "../src/transport/transport.ts";
 import type { Script } from "../src/transport/script.ts";
 import { spawnFixture } from "./support/child.ts";
 import { heldCount } from "./support/held.ts";
 import { matrix, redisAvailable, waitFor } from "./support/matrix.ts";
-import { type TestRedis, testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { testWorker } from "./support/worker.ts";
 
 const k = keys();
 
 describe("reliability: processes", { skip: !redisAvailable() }, () => {
-  let server: TestRedis | null;
-  let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
+  const suite = suiteRedis();
 
   it("a worker stalled past its TTL re-registers, and a later SIGKILL loses nothing", async () => {
-    await redis.call("FLUSHDB");
+    await suite.redis.call("FLUSHDB");
     const SleepJob = defineJob({ name: "SleepJob", perform() {} });
-    const client = createClient({ transport: redis });
+    const client = createClient({ transport: suite.redis });
     const pushed = await client.pushBulk(SleepJob, Array.from({ length: 300 }, () => []));
-    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "40", HB: "1", TTL: "2" });
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: suite.url, JOB_MS: "40", HB: "1", TTL: "2" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     await child.waitFor(/performed \w+[\s\S]*performed \w+[\s\S]*performed \w+/);
     // A stall longer than the TTL: another process recovers what it held.
@@ -51,16 +41,21 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
     await waitFor(async () => (recovered += (await poller.runOnce()).recovered) > 0, "recovery of the stalled worker");
     child.signal("SIGCONT");
     // It notices (its fetch finds its entry gone), beats, registers again and works on.
-    await waitFor(async () => (await redis.call("EXISTS", k.process(identity))) === 1, "the worker re-registered");
+    await waitFor(
+      async () => (await suite.redis.call("EXISTS", k.process(identity))) === 1,
+      "the worker re-registered",
+    );
     const before = (child.output().match(/performed/g) ?? []).length;
     await waitFor(() => (child.output().match(/performed/g) ?? []).length > before + 10, "the worker working again");
     child.signal("SIGKILL");
     await child.exited;
-    assert.ok(await heldCount(redis, identity) > 0 || Number(await redis.call("LLEN", "queue:default")) > 0);
+    assert.ok(
+      await heldCount(suite.redis, identity) > 0 || Number(await suite.redis.call("LLEN", "queue:default")) > 0,
+    );
     // Whatever it held after re-registering is recoverable: a survivor runs everything left.
     const ran: string[] = [];
     const Survivor = defineJob({ name: "SleepJob", perform: (ctx) => void ran.push(ctx.jid) });
-    const survivor = testWorker(redis, {
+    const survivor = testWorker(suite.redis, {
       jobs: [Survivor],
       poller: true,
       pollIntervalAverage: 0.3,
@@ -71,7 +66,7 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
     try {
       await waitFor(
         async () => {
-          const left = Number(await redis.call("LLEN", "queue:default")) + await heldCount(redis, identity);
+          const left = Number(await suite.redis.call("LLEN", "queue:default")) + await heldCount(suite.redis, identity);
           return left === 0 && pushed.every((jid) => performed.has(jid!) || ran.includes(jid!));
         },
         "every job run",
@@ -89,11 +84,11 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
   });
 
   it("hard shutdown with a job that ignores ctx.signal: the job goes back once and the process exits", async () => {
-    await redis.call("FLUSHDB");
-    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: server!.url, JOB_MS: "forever", TIMEOUT: "1" });
+    await suite.redis.call("FLUSHDB");
+    const child = spawnFixture("signal-worker.ts", { EDGEKIQ_TEST_URL: suite.url, JOB_MS: "forever", TIMEOUT: "1" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const SleepJob = defineJob({ name: "SleepJob", perform() {} });
-    const jid = await createClient({ transport: redis }).push(SleepJob, []);
+    const jid = await createClient({ transport: suite.redis }).push(SleepJob, []);
     await child.waitFor(new RegExp(`performing ${jid}`));
     const t0 = Date.now();
     child.signal("SIGTERM");
@@ -101,14 +96,14 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
     const seconds = (Date.now() - t0) / 1000;
     assert.equal(code, 0, child.output());
     assert.ok(seconds < 1 + 3 + 3, `exited after ${seconds} s (timeout 1 s + grace 3 s)`);
-    const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    const queued = (await suite.redis.call("LRANGE", "queue:default", 0, -1)) as string[];
     assert.deepEqual(queued.map((r) => JSON.parse(r).jid), [jid], "back on its queue, once");
-    assert.equal(await heldCount(redis, identity), 0);
+    assert.equal(await heldCount(suite.redis, identity), 0);
   });
 
   it("buries a due scheduled entry that is not valid UTF-8 instead of re-reading it forever", async () => {
-    await redis.call("FLUSHDB");
-    const raw = new Redis(server!.url);
+    await suite.redis.call("FLUSHDB");
+    const raw = new Redis(suite.url);
     try {
       const bad = Buffer.concat([
         Buffer.from('{"class":"X","args":["'),
@@ -117,9 +112,10 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
       ]);
       await raw.zadd("schedule", String(Date.now() / 1000 - 1), bad);
       await raw.zadd("schedule", String(Date.now() / 1000 - 1), JSON.stringify({ class: "X", args: [], jid: "ok" }));
-      const before = redis.counters.commands;
-      const result = await new Poller({ client: createClient({ transport: redis }), logger: silentLogger }).runOnce();
-      assert.ok(redis.counters.commands - before < 10, `commands: ${redis.counters.commands - before}`);
+      const before = suite.redis.counters.commands;
+      const result = await new Poller({ client: createClient({ transport: suite.redis }), logger: silentLogger })
+        .runOnce();
+      assert.ok(suite.redis.counters.commands - before < 10, `commands: ${suite.redis.counters.commands - before}`);
       assert.equal(result.promoted, 2);
       assert.equal(await raw.zcard("schedule"), 0);
       assert.deepEqual(await raw.zrangeBuffer("dead", "0", "-1"), [bad], "buried byte for byte");
@@ -130,8 +126,8 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
   });
 
   it("acknowledges a queued payload that is not valid UTF-8: not replayed at the next start", async () => {
-    await redis.call("FLUSHDB");
-    const raw = new Redis(server!.url);
+    await suite.redis.call("FLUSHDB");
+    const raw = new Redis(suite.url);
     const seen: unknown[] = [];
     const X = defineJob({ name: "X", perform: (_ctx, arg: unknown) => void seen.push(arg) });
     try {
@@ -139,13 +135,13 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
         "queue:default",
         Buffer.concat([Buffer.from('{"class":"X","args":["'), Buffer.from([0xff]), Buffer.from('"],"jid":"b2"}')]),
       );
-      const worker = testWorker(redis, { jobs: [X] });
+      const worker = testWorker(suite.redis, { jobs: [X] });
       await worker.run();
       await waitFor(() => seen.length === 1, "the job to run");
       await worker.stop();
-      assert.equal(await heldCount(redis, worker.identity), 0);
+      assert.equal(await heldCount(suite.redis, worker.identity), 0);
       assert.equal(await raw.llen("queue:default"), 0, "not put back at stop");
-      const again = testWorker(redis, { jobs: [X] });
+      const again = testWorker(suite.redis, { jobs: [X] });
       await again.run();
       await again.stop();
       assert.equal(seen.length, 1, "not replayed");

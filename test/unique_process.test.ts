@@ -4,37 +4,26 @@
  * `for`, and orphan recovery keeps lock and job consistent (the recovered
  * copy runs under the same jid and lets its own lock go, never another's).
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, silentLogger, uniqueJobs } from "../mod.ts";
 import { UniqueLocks } from "../src/api/mod.ts";
 import { uniqueDigest } from "../src/unique/digest.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
-import type { Transport } from "../src/transport/transport.ts";
 import { spawnFixture } from "./support/child.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
-import { testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { testWorker } from "./support/worker.ts";
 
 const unique = uniqueJobs();
 
 describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: Awaited<ReturnType<typeof testRedis>>;
-  let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
+  const suite = suiteRedis();
 
   /** Pushes one UniqueSleep job and kills the worker running it; resolves to its jid and lock key. */
   async function killMidJob(forSeconds: number): Promise<{ jid: string; key: string; identity: string }> {
-    await redis.call("FLUSHDB");
-    const client = createClient({ transport: redis, middleware: [unique.client] });
-    const child = spawnFixture("unique-worker.ts", { EDGEKIQ_TEST_URL: server!.url, HB: "1", TTL: "2" });
+    await suite.redis.call("FLUSHDB");
+    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
+    const child = spawnFixture("unique-worker.ts", { EDGEKIQ_TEST_URL: suite.url, HB: "1", TTL: "2" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = (await client.push("UniqueSleep", [1], { unique: { for: forSeconds } }))!;
     await child.waitFor(new RegExp(`performing ${jid}`));
@@ -52,7 +41,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
         await gate;
       },
     });
-    return testWorker(redis, {
+    return testWorker(suite.redis, {
       jobs: [Rerun],
       middleware: [unique.server],
       poller: true,
@@ -64,8 +53,8 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
 
   it("recovery runs the job again under its lock, which it then lets go", async () => {
     const { jid, key } = await killMidJob(60);
-    const client = createClient({ transport: redis, middleware: [unique.client] });
-    assert.equal(await redis.call("GET", key), jid, "the dead process's job still holds its lock");
+    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
+    assert.equal(await suite.redis.call("GET", key), jid, "the dead process's job still holds its lock");
     assert.deepEqual(await new UniqueLocks(client).orphans(), [], "held by a dead process is not nowhere");
     assert.equal(await client.push("UniqueSleep", [1], { unique: { for: 60 } }), null, "a duplicate is refused");
     const ran: string[] = [];
@@ -73,7 +62,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
     await worker.run();
     try {
       await waitFor(() => ran.includes(jid), "the recovered job to run again", 15_000);
-      await waitFor(async () => (await redis.call("GET", key)) === null, "its lock to go on success", 5_000);
+      await waitFor(async () => (await suite.redis.call("GET", key)) === null, "its lock to go on success", 5_000);
     } finally {
       await worker.stop();
     }
@@ -82,11 +71,11 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
 
   it("a lock outlives its killed worker only up to `for`; the recovered copy never frees a newer copy's lock", async () => {
     const { jid, key } = await killMidJob(2);
-    const ttl = Number(await redis.call("PTTL", key));
+    const ttl = Number(await suite.redis.call("PTTL", key));
     assert.ok(ttl > 0 && ttl <= 2000, `ttl ${ttl}`);
-    await waitFor(async () => (await redis.call("GET", key)) === null, "the lock to expire by `for`", 5_000);
+    await waitFor(async () => (await suite.redis.call("GET", key)) === null, "the lock to expire by `for`", 5_000);
     // A newer copy may now be pushed (scheduled, so the survivor runs only the old one).
-    const client = createClient({ transport: redis, middleware: [unique.client] });
+    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
     const newer = (await client.push("UniqueSleep", [1], { unique: { for: 60 }, in: 600 }))!;
     assert.ok(newer && newer !== jid);
     const ran: string[] = [];
@@ -97,6 +86,6 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
     } finally {
       await worker.stop(); // flushes its acks and releases
     }
-    assert.equal(await redis.call("GET", key), newer, "the old copy's release left the newer copy's lock alone");
+    assert.equal(await suite.redis.call("GET", key), newer, "the old copy's release left the newer copy's lock alone");
   });
 });

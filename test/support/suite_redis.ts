@@ -1,0 +1,47 @@
+/**
+ * A private redis-server for one `describe` block, and an ioredis transport
+ * to it: started in the block's `before`, closed and stopped in its `after`.
+ */
+import { after, before } from "node:test";
+import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import type { Transport } from "../../src/transport/transport.ts";
+import { type TestRedis, testRedis } from "./redis.ts";
+
+/** The suite's server: read inside tests (after `before` ran). */
+export interface SuiteRedis {
+  /** `redis://127.0.0.1:<port>`, for child processes. */
+  readonly url: string;
+  readonly redis: Transport;
+}
+
+/**
+ * Registers the hooks and returns the suite's server.
+ *
+ * @example
+ * ```ts
+ * describe("worker process", () => {
+ *   const suite = suiteRedis();
+ *   it("...", async () => void (await suite.redis.call("PING")));
+ * });
+ * ```
+ */
+export function suiteRedis(): SuiteRedis {
+  let server: TestRedis | null = null;
+  let redis: Transport | undefined;
+  before(async () => {
+    server = await testRedis();
+    redis = ioredisTransport({ url: server!.url });
+  });
+  after(async () => {
+    await redis?.close();
+    await server?.stop();
+  });
+  return {
+    get url() {
+      return server!.url;
+    },
+    get redis() {
+      return redis!;
+    },
+  };
+}
