@@ -19,66 +19,41 @@
  *
  * @module
  */
-export { defineJob, validateArgs } from "./src/job.ts";
+// Jobs
+export { defineIterableJob, defineJob } from "./src/features/preset/define.ts";
+export type { AllJobOptions as JobOptions, AllPushOptions as PushOptions } from "./src/features/preset/built_in.ts";
+export type { AnyJob, Job, JobContext, JobPusher, JobSpec, JobSpecWithSchema, RetryInResult } from "./src/job.ts";
 export { currentJob } from "./src/current_job.ts";
-export type {
-  AnyJob,
-  Job,
-  JobContext,
-  JobOptions,
-  JobPusher,
-  JobSpec,
-  JobSpecWithSchema,
-  PushOptions,
-  RetryInResult,
-} from "./src/job.ts";
-export { Client, createClient } from "./src/client.ts";
+export { Discard, Interrupt, RunLater } from "./src/control.ts";
+// Pushing
+export { Client } from "./src/client.ts";
 export type { BulkPushOptions, ClientOptions } from "./src/client.ts";
-export type { ClientMiddleware, ClientMiddlewareContext, PushContextOptions } from "./src/client_middleware.ts";
-export type { ServerMiddleware, ServerMiddlewareTools } from "./src/server_middleware.ts";
-export type { JobsInput } from "./src/registry.ts";
+export type { ReliablePushOptions } from "./src/push_buffer.ts";
+export { createClient } from "./src/features/preset/create_client.ts";
 export type { PushResult, PushStatus } from "./src/push_result.ts";
-export { UNIQUE_FIELD, uniqueJobs } from "./src/middleware/unique/mod.ts";
-export type {
-  UniqueConflict,
-  UniqueJobs,
-  UniqueMark,
-  UniqueOptions,
-  UniqueUntil,
-} from "./src/middleware/unique/mod.ts";
-export type { JobPayload, TimeFormat } from "./src/payload.ts";
-export {
-  ConfigError,
-  Discard,
-  EdgekiqError,
-  Interrupt,
-  IterationError,
-  JobArgsError,
-  PayloadError,
-  TransportError,
-} from "./src/errors.ts";
-export type { TransportErrorKind } from "./src/errors.ts";
-export { PushError } from "./src/push_error.ts";
-export type { PushOutcome } from "./src/push_error.ts";
 export { globalId, keywords, performLater, rubySymbol } from "./src/activejob.ts";
 export type { PerformLaterOptions } from "./src/activejob.ts";
-export { createLogger, silentLogger } from "./src/logger.ts";
-export type { LogFields, Logger, LoggerOptions, LogLevel } from "./src/logger.ts";
-export { memoryTransport } from "./src/transport/memory.ts";
-export type { Transport } from "./src/transport/transport.ts";
-export { createWorker } from "./src/server/launcher.ts";
-export type { CapsuleConfig, RunningJob, Worker, WorkerEvent, WorkerOptions } from "./src/server/launcher.ts";
-export { pollOnce } from "./src/server/poller.ts";
-export type { PollerOptions, PollResult } from "./src/server/poller.ts";
-export { drain } from "./src/server/drain.ts";
-export type { DrainOptions, DrainResult } from "./src/server/drain.ts";
-export type { MissedPolicy, PeriodicSchedule } from "./src/periodic/mod.ts";
+// Running
+export { createWorker } from "./src/features/preset/create_worker.ts";
+export type { WorkerPresetOptions as WorkerOptions } from "./src/features/preset/create_worker.ts";
+export type { CapsuleConfig, RunningJob, Worker, WorkerEvent } from "./src/server/launcher.ts";
+export type { UnknownJobPolicy } from "./src/server/processor.ts";
+export { drain, pollAndDrain, pollOnce } from "./src/features/preset/serverless.ts";
+export type {
+  DrainPresetOptions as DrainOptions,
+  PollOncePresetOptions as PollOnceOptions,
+  TickOptions,
+  TickResult,
+} from "./src/features/preset/serverless.ts";
+export type { DrainResult } from "./src/server/drain.ts";
+export type { PollResult } from "./src/server/poller.ts";
+// Middleware and features (the optional features are in `edgekiq/features`)
+export type { ClientMiddleware, ClientMiddlewareContext, PushContextOptions } from "./src/client_middleware.ts";
+export type { ServerMiddleware, ServerMiddlewareTools } from "./src/server_middleware.ts";
 export type { DeathHandler } from "./src/dead_set_rules.ts";
-export type { MetricsTrackerOptions } from "./src/metrics/tracker.ts";
-export type { StandardSchemaV1 } from "./src/standard_schema.ts";
-export { VERSION } from "./src/version.ts";
-export { defineIterableJob } from "./src/iterable/define_iterable_job.ts";
-export { cancelJob } from "./src/iterable/cancel.ts";
+export type { Feature } from "./src/features/feature.ts";
+export { cancelJob } from "./src/api/cancel_job.ts";
+// Iterable jobs (cancelled with `cancelJob`, above)
 export type {
   IterableJobSpec,
   IterableJobSpecWithSchema,
@@ -86,7 +61,28 @@ export type {
   IterationHooks,
   IterationOptions,
   IterationSource,
-} from "./src/iterable/define_iterable_job.ts";
-export type { IterationContext } from "./src/iterable/iteration_run.ts";
-export { iterateArray, iterateKeyset, iterateRange } from "./src/iterable/enumerators.ts";
-export type { IterationStep, KeysetOptions, RangeOptions } from "./src/iterable/enumerators.ts";
+} from "./src/features/iterable/define_iterable_job.ts";
+export type { IterationContext } from "./src/features/iterable/iteration_run.ts";
+export { iterateArray, iterateKeyset, iterateRange } from "./src/features/iterable/enumerators.ts";
+export type { IterationStep, KeysetOptions, RangeOptions } from "./src/features/iterable/enumerators.ts";
+// Payloads, errors, logging, transport
+export type { JobPayload, TimeFormat } from "./src/payload.ts";
+export {
+  BatchError,
+  ConfigError,
+  EdgekiqError,
+  EncryptionError,
+  IterationError,
+  JobArgsError,
+  PayloadError,
+} from "./src/errors.ts";
+export { TransportError } from "./src/transport/transport_error.ts";
+export type { TransportErrorKind } from "./src/transport/transport_error.ts";
+export { PushBufferFullError, PushError } from "./src/push_error.ts";
+export type { PushOutcome } from "./src/push_error.ts";
+export { createLogger, silentLogger } from "./src/logger.ts";
+export type { LogFields, Logger, LoggerOptions, LogLevel } from "./src/logger.ts";
+export { memoryTransport } from "./src/transport/adapters/memory/memory_transport.ts";
+export type { Transport } from "./src/transport/transport.ts";
+export type { Keyspace } from "./src/keys.ts";
+export { VERSION } from "./src/version.ts";

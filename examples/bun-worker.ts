@@ -7,7 +7,7 @@
  * ```
  */
 import { createClient, createWorker, defineJob } from "../mod.ts";
-import { bunTransport } from "../src/transport/bun.ts"; // "edgekiq/bun" in your app
+import { bunTransport } from "../src/transport/adapters/bun/bun_transport.ts"; // "edgekiq/bun" in your app
 
 const transport = bunTransport({ url: Bun.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
 

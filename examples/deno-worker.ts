@@ -10,7 +10,7 @@
  * ```
  */
 import { createClient, createWorker, defineJob } from "../mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts"; // "@edgekiq/edgekiq/ioredis" from JSR
+import { ioredisTransport } from "../src/transport/adapters/ioredis/ioredis_transport.ts"; // "@edgekiq/edgekiq/ioredis" from JSR
 
 const transport = ioredisTransport({ url: Deno.env.get("REDIS_URL") ?? "redis://127.0.0.1:6379" });
 

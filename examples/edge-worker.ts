@@ -17,9 +17,9 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createClient, defineJob, type Transport } from "../mod.ts";
-import { upstashTransport } from "../src/transport/upstash.ts"; // "edgekiq/upstash" in your app
-import { cronRoutes, dashboard, pollAndDrain, verifyBasic, verifyBearer } from "../src/web/mod.ts"; // "edgekiq/web"
+import { createClient, defineJob, pollAndDrain, type Transport } from "../mod.ts";
+import { upstashTransport } from "../src/transport/adapters/upstash/upstash_transport.ts"; // "edgekiq/upstash" in your app
+import { cronRoutes, dashboard, verifyBasic, verifyBearer } from "../src/web/mod.ts"; // "edgekiq/web"
 
 /** The settings, as Cloudflare bindings or environment variables. */
 export interface Env {

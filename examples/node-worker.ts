@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import { createClient, createWorker, defineJob } from "../mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts"; // "edgekiq/ioredis" in your app
+import { ioredisTransport } from "../src/transport/adapters/ioredis/ioredis_transport.ts"; // "edgekiq/ioredis" in your app
 
 const transport = ioredisTransport({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
 

@@ -37,7 +37,8 @@
 import { PayloadError } from "./errors.ts";
 import type { JobPusher } from "./job.ts";
 import { MAX_NESTING } from "./json_safe.ts";
-import { describe, type JobPayload } from "./payload.ts";
+import { type JobPayload } from "./payload.ts";
+import { describeValue } from "./describe_value.ts";
 import { sanitize } from "./sanitize.ts";
 
 /** The wrapper class names Rails' and Sidekiq's ActiveJob adapters push. */
@@ -91,7 +92,7 @@ export function activeJobArguments(jobData: unknown): unknown[] {
   if (!isHash(data) || !Array.isArray(data.arguments)) {
     throw new PayloadError(
       `Cannot read ActiveJob arguments as args[0] must be ActiveJob's job hash with an 'arguments' array: current value is ${
-        describe(jobData)
+        describeValue(jobData)
       }`,
     );
   }
@@ -247,7 +248,7 @@ export async function performLater(
   const runAt = options.waitUntil ?? (options.wait !== undefined ? new Date(Date.now() + options.wait * 1000) : null);
   if (!Array.isArray(options.args)) {
     throw new PayloadError(
-      `Cannot push ActiveJob as 'args' must be an array: current value is ${describe(options.args)}`,
+      `Cannot push ActiveJob as 'args' must be an array: current value is ${describeValue(options.args)}`,
     );
   }
   const data = {
@@ -295,4 +296,19 @@ function writeHash(hash: Record<string, unknown>, path: string): Record<string, 
       return [key, writeArgument(hash[key], `${path}.${key}`)];
     }),
   );
+}
+
+/**
+ * The class a job is shown and counted under: `wrapped` for an ActiveJob
+ * wrapper, else `class` (Sidekiq's `display_class`, `hash["wrapped"] ||
+ * hash["class"]`), as metrics and traces name it.
+ *
+ * @example
+ * ```ts
+ * displayClass({ class: "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper", wrapped: "ImportJob", ... });
+ * // "ImportJob"
+ * ```
+ */
+export function displayClass(payload: JobPayload): string {
+  return typeof payload.wrapped === "string" && payload.wrapped !== "" ? payload.wrapped : payload.class;
 }

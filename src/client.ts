@@ -8,34 +8,28 @@
  *
  * @module
  */
+import { checkFeatures, checkPushOptions, type ClientFeature } from "./client_feature.ts";
 import {
-  applicable,
+  applicableMiddleware,
   checkRewritten,
   type ClientMiddleware,
   type ClientMiddlewareContext,
   runClientMiddleware,
-  unhandledOption,
 } from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
-import { type Keys, keys } from "./keys.ts";
+import { type Keys, keysFor, type Keyspace } from "./keys.ts";
 import { assertJsonSafe } from "./json_safe.ts";
-import {
-  describe,
-  type JobPayload,
-  newJids,
-  payloadSerializer,
-  serializePayload,
-  type TimeFormat,
-  wireTime,
-} from "./payload.ts";
+import { type JobPayload, newJids, payloadSerializer, serializePayload, type TimeFormat, wireTime } from "./payload.ts";
+import { describeValue } from "./describe_value.ts";
 import { pushFields, pushTarget, runTimes } from "./push_options.ts";
-import { PushError } from "./push_error.ts";
+import { PushBufferFullError, PushError } from "./push_error.ts";
+import { type BufferedJob, type PlannedJob, PushBuffer, type ReliablePushOptions } from "./push_buffer.ts";
 import { PushPlan } from "./push_plan.ts";
-import { carrier, detailed, type PushResult, type Written } from "./push_result.ts";
+import { carrierJid, type PushResult, pushResultOf, type Written } from "./push_result.ts";
 import { sanitize } from "./sanitize.ts";
 import type { Transport } from "./transport/transport.ts";
-import { oneGuard, type WriteGuard } from "./write_guard.ts";
+import { addGuard, type WriteGuard } from "./write_guard.ts";
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
@@ -43,14 +37,35 @@ export interface ClientOptions {
   transport: Transport;
   /** Key namespace; none by default, as Ruby Sidekiq. */
   prefix?: string;
+  /**
+   * Key layout: `"sidekiq"` (Ruby-compatible, the default) or `"cluster"`
+   * (one hash tag per namespace, for Redis Cluster; the default on a cluster
+   * transport). See docs/cluster.md.
+   */
+  keyspace?: Keyspace;
   /** Client middleware, outermost first. */
   middleware?: readonly ClientMiddleware[];
+  /**
+   * Features (`uniqueJobs()`, ...): their options, their client middleware
+   * (run inside `middleware`, in this order) and their part in the admin
+   * API's moves of this client's jobs.
+   */
+  features?: readonly ClientFeature[];
   /** `"seconds"` (Sidekiq 7 floats, the default) or `"millis"` (Sidekiq 8 integers). */
   timeFormat?: TimeFormat;
   /** Largest serialised payload accepted, in bytes; default 512 KiB. */
   maxPayloadBytes?: number;
   /** Jobs per round trip in `pushBulk`; default 1,000. */
   bulkBatchSize?: number;
+  /**
+   * Sidekiq Pro's reliable push, off by default: when Redis cannot be
+   * reached, keep up to `maxJobs` (1,000) jobs in memory, answer with their
+   * jids, and write them in order, never twice, when Redis answers again.
+   * Every write then carries a mark (one script per batch instead of a
+   * MULTI). Jobs still buffered when the process dies are lost; see
+   * docs/operations.md.
+   */
+  reliablePush?: boolean | ReliablePushOptions;
 }
 
 /** Options for {@link Client.pushBulk}. */
@@ -62,6 +77,9 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
+
+/** Set by {@link Client}'s static block: {@link moveThroughMiddleware} reaches a client's private chain through it. */
+let moveThrough: (client: Client<object>, payload: JobPayload, job?: AnyJob) => Promise<JobPayload | null>;
 
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
@@ -75,29 +93,98 @@ const encoder = new TextEncoder();
  * const jids = await client.pushBulk(HardJob, [["a", 1], ["b", 2]]);
  * ```
  */
-export class Client implements JobPusher {
+export class Client<P extends object = Record<string, unknown>> implements JobPusher<P> {
   #transport: Transport;
   #keys: Keys;
   #middleware: readonly ClientMiddleware[];
+  #features: readonly ClientFeature[];
+  #reserved: Readonly<Record<string, string>>;
   #format: TimeFormat;
   #maxBytes: number;
   #batchSize: number;
+  #buffer: PushBuffer | undefined;
 
   constructor(options: ClientOptions) {
     if (!options?.transport) throw new ConfigError("Cannot create client as 'transport' is required");
     this.#transport = options.transport;
-    this.#keys = keys(options.prefix);
-    this.#middleware = options.middleware ?? [];
+    this.#keys = keysFor(options.transport, options);
+    this.#features = checkFeatures(options.features, "create client");
+    this.#middleware = [
+      ...(options.middleware ?? []),
+      ...this.#features.flatMap((f) => (f.client ? [f.client] : [])),
+    ];
+    this.#reserved = Object.assign({}, ...this.#features.map((f) => f.options?.fields ?? {}));
     this.#format = options.timeFormat ?? "seconds";
     if (this.#format !== "seconds" && this.#format !== "millis") {
       throw new ConfigError(
         `Cannot create client as 'timeFormat' must be "seconds" or "millis": current value is ${
-          describe(this.#format)
+          describeValue(this.#format)
         }`,
       );
     }
     this.#maxBytes = positiveInt("maxPayloadBytes", options.maxPayloadBytes ?? 512 * 1024);
     this.#batchSize = positiveInt("bulkBatchSize", options.bulkBatchSize ?? 1000);
+    const reliable = options.reliablePush;
+    if (reliable !== undefined && reliable !== false) {
+      if (reliable !== true && (typeof reliable !== "object" || reliable === null)) {
+        throw new ConfigError(
+          `Cannot create client as 'reliablePush' must be true or an options object: current value is ${
+            describeValue(reliable)
+          }`,
+        );
+      }
+      this.#buffer = new PushBuffer(this.#transport, this.#keys, reliable === true ? {} : reliable, this.#batchSize);
+    }
+  }
+
+  /**
+   * Jobs waiting in the reliable-push buffer for Redis to come back (always
+   * 0 without `reliablePush`).
+   *
+   * @example
+   * ```ts
+   * if (client.buffered > 0) console.warn(`${client.buffered} jobs wait for Redis`);
+   * ```
+   */
+  get buffered(): number {
+    return this.#buffer?.size ?? 0;
+  }
+
+  /**
+   * Writes the reliable-push buffer out now, and keeps trying (with its
+   * back-off) until it is empty or `timeoutMs` (default 10 s) has passed.
+   * Resolves to the jobs still buffered: call it before a process exits, or
+   * in a serverless handler's `waitUntil`.
+   *
+   * @example
+   * ```ts
+   * const left = await client.flushBuffered({ timeoutMs: 20_000 });
+   * if (left > 0) console.error(`${left} jobs could not be written`);
+   * ```
+   */
+  flushBuffered(options: { timeoutMs?: number } = {}): Promise<number> {
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) {
+      throw new ConfigError(
+        `Cannot flush buffered jobs as 'timeoutMs' must be a number >= 0: current value is ${describeValue(timeoutMs)}`,
+      );
+    }
+    return this.#buffer?.drain(timeoutMs) ?? Promise.resolve(0);
+  }
+
+  /**
+   * Empties the reliable-push buffer and stops its retries, resolving to the
+   * jobs it held (to keep elsewhere): for a process that must exit while
+   * Redis stays away. A flush already under way settles first, so nothing
+   * returned is also written.
+   *
+   * @example
+   * ```ts
+   * for (const job of await client.discardBuffered()) await fs.appendFile("unsent.jsonl", job.payload + "\n");
+   * ```
+   */
+  discardBuffered(): Promise<BufferedJob[]> {
+    return this.#buffer?.discard() ?? Promise.resolve([]);
   }
 
   /** The transport this client writes to. */
@@ -113,6 +200,11 @@ export class Client implements JobPusher {
   /** The time format payloads are written in. */
   get timeFormat(): TimeFormat {
     return this.#format;
+  }
+
+  /** The features this client was created with. */
+  get features(): readonly ClientFeature[] {
+    return this.#features;
   }
 
   /**
@@ -133,12 +225,12 @@ export class Client implements JobPusher {
   push<In extends unknown[], Out extends unknown[]>(
     job: Job<In, Out>,
     args: Readonly<NoInfer<In>>,
-    options?: PushOptions,
+    options?: PushOptions & P,
   ): Promise<string | null>;
-  push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
+  push(job: string, args: readonly unknown[], options?: PushOptions & P): Promise<string | null>;
   async push(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<string | null> {
     const { jids, verdicts } = await this.#pushOne(job, args, options);
-    return carrier(jids[0], verdicts);
+    return carrierJid(jids[0], verdicts);
   }
 
   /**
@@ -155,20 +247,22 @@ export class Client implements JobPusher {
   pushDetailed<In extends unknown[], Out extends unknown[]>(
     job: Job<In, Out>,
     args: Readonly<NoInfer<In>>,
-    options?: PushOptions,
+    options?: PushOptions & P,
   ): Promise<PushResult>;
-  pushDetailed(job: string, args: readonly unknown[], options?: PushOptions): Promise<PushResult>;
+  pushDetailed(job: string, args: readonly unknown[], options?: PushOptions & P): Promise<PushResult>;
   async pushDetailed(job: AnyJob | string, args: readonly unknown[], options: PushOptions = {}): Promise<PushResult> {
     const { jids, verdicts } = await this.#pushOne(job, args, options);
-    return detailed(jids[0], verdicts);
+    return pushResultOf(jids[0], verdicts);
   }
 
   async #pushOne(job: AnyJob | string, args: readonly unknown[], options: PushOptions): Promise<Written> {
     try {
       return await this.#pushMany(job, [args], options, 1);
     } catch (error) {
-      // One job, one batch: the Redis error itself says all there is.
-      throw error instanceof PushError && error.cause !== undefined ? error.cause : error;
+      // One job, one batch: the Redis error itself says all there is (a full buffer says more).
+      throw error instanceof PushError && !(error instanceof PushBufferFullError) && error.cause !== undefined
+        ? error.cause
+        : error;
     }
   }
 
@@ -194,12 +288,12 @@ export class Client implements JobPusher {
   pushBulk<In extends unknown[], Out extends unknown[]>(
     job: Job<In, Out>,
     argsList: ReadonlyArray<Readonly<NoInfer<In>>>,
-    options?: BulkPushOptions,
+    options?: BulkPushOptions & P,
   ): Promise<(string | null)[]>;
   pushBulk(
     job: string,
     argsList: ReadonlyArray<readonly unknown[]>,
-    options?: BulkPushOptions,
+    options?: BulkPushOptions & P,
   ): Promise<(string | null)[]>;
   async pushBulk(
     job: AnyJob | string,
@@ -208,7 +302,7 @@ export class Client implements JobPusher {
   ): Promise<(string | null)[]> {
     const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
     // Without guards every jid written is the answer: no copy of 100,000 results.
-    return verdicts.size === 0 ? jids : jids.map((jid) => carrier(jid, verdicts));
+    return verdicts.size === 0 ? jids : jids.map((jid) => carrierJid(jid, verdicts));
   }
 
   /**
@@ -223,12 +317,12 @@ export class Client implements JobPusher {
   pushBulkDetailed<In extends unknown[], Out extends unknown[]>(
     job: Job<In, Out>,
     argsList: ReadonlyArray<Readonly<NoInfer<In>>>,
-    options?: BulkPushOptions,
+    options?: BulkPushOptions & P,
   ): Promise<PushResult[]>;
   pushBulkDetailed(
     job: string,
     argsList: ReadonlyArray<readonly unknown[]>,
-    options?: BulkPushOptions,
+    options?: BulkPushOptions & P,
   ): Promise<PushResult[]>;
   async pushBulkDetailed(
     job: AnyJob | string,
@@ -236,7 +330,7 @@ export class Client implements JobPusher {
     options: BulkPushOptions = {},
   ): Promise<PushResult[]> {
     const { jids, verdicts } = await this.#pushBulk(job, argsList, options);
-    return jids.map((jid) => detailed(jid, verdicts));
+    return jids.map((jid) => pushResultOf(jid, verdicts));
   }
 
   #pushBulk(
@@ -246,13 +340,13 @@ export class Client implements JobPusher {
   ): Promise<Written> {
     if (!Array.isArray(argsList)) {
       throw new PayloadError(
-        `Cannot push jobs as the args list must be an array: current value is ${describe(argsList)}`,
+        `Cannot push jobs as the args list must be an array: current value is ${describeValue(argsList)}`,
       );
     }
     const batchSize = options.batchSize ?? this.#batchSize;
     if (!Number.isInteger(batchSize) || batchSize <= 0) {
       throw new PayloadError(
-        `Cannot push jobs as 'batchSize' must be a whole number > 0: current value is ${describe(batchSize)}`,
+        `Cannot push jobs as 'batchSize' must be a whole number > 0: current value is ${describeValue(batchSize)}`,
       );
     }
     return this.#pushMany(job, argsList, options, batchSize);
@@ -267,21 +361,22 @@ export class Client implements JobPusher {
     const target = pushTarget(jobOrName);
     const { job, className } = target;
     const label = sanitize(className, 100);
-    const fields = pushFields(target, options);
-    const unhandled = unhandledOption(this.#middleware, job, options as Record<string, unknown>);
-    if (unhandled) {
-      throw new ConfigError(
-        `Cannot push job ${label} as it sets '${unhandled}' but no client middleware handles it: add one that does (uniqueJobs().client for 'unique') to createClient({ middleware })`,
+    if (typeof options !== "object" || options === null) {
+      throw new PayloadError(
+        `Cannot push job ${label} as the options must be an object: current value is ${describeValue(options)}`,
       );
     }
+    checkPushOptions(this.#features, job, options as Record<string, unknown>, className);
+    const fields = pushFields(target, options, this.#reserved);
     const nowMs = Date.now();
     const runAt = runTimes(options, { count: argsList.length, nowMs });
     const created = wireTime(nowMs, this.#format);
     const jids = newJids(argsList.length);
     const written: (string | null)[] = new Array(argsList.length);
     const plan = new PushPlan();
+    const planned: PlannedJob[] | undefined = this.#buffer ? [] : undefined;
     const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
-    const chain = applicable(this.#middleware, job, pushOptions);
+    const chain = applicableMiddleware(this.#middleware, job, pushOptions);
     // Without middleware every payload shares its fields but args and jid,
     // so those are serialised once (bulk pushes spend their time here).
     const direct = chain.length === 0;
@@ -292,7 +387,7 @@ export class Client implements JobPusher {
     for (let i = 0; i < argsList.length; i++) {
       const args = argsList[i];
       if (!Array.isArray(args)) {
-        throw new PayloadError(`Cannot push job as args must be an array: current value is ${describe(args)}`);
+        throw new PayloadError(`Cannot push job as args must be an array: current value is ${describeValue(args)}`);
       }
       // JSON safety first: it bounds the depth a schema then walks.
       assertJsonSafe(args, "args");
@@ -304,13 +399,13 @@ export class Client implements JobPusher {
       let json: string;
       let queue = fields.queue;
       let jid = jids[i];
-      let guard: WriteGuard | undefined;
+      const guards: WriteGuard[] = [];
       if (direct) json = (at === undefined ? now! : later!)(args, jid);
       else {
         const payload = await runClientMiddleware(
           chain,
           { ...fields, args: args as unknown[], jid, created_at: created } as JobPayload,
-          this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => guard = oneGuard(guard, g) }),
+          this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => addGuard(guards, g) }),
         );
         if (!payload) {
           written[i] = null;
@@ -324,11 +419,14 @@ export class Client implements JobPusher {
       }
       this.#checkSize(json, label);
       written[i] = jid;
-      if (guard) plan.guarded(guard, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
+      if (planned) planned.push({ queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid, guards });
+      else if (guards.length) plan.guarded(guards, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
       else if (at === undefined) plan.enqueue(queue, json, jid);
       else plan.schedule(at, json, jid);
     }
-    const verdicts = await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
+    const verdicts = planned
+      ? await this.#buffer!.write(planned, label, batchSize)
+      : await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
     return { jids: written, verdicts };
   }
 
@@ -352,35 +450,41 @@ export class Client implements JobPusher {
     }
   }
 
-  /**
-   * Runs the client middleware over a payload, as every push does; the
-   * poller uses it when it moves scheduled jobs to their queues. Resolves to
-   * the payload to write, or `null` if a middleware stopped it.
-   */
-  applyMiddleware(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
-    const chain = applicable(this.#middleware, job, undefined);
+  #move(payload: JobPayload, job?: AnyJob): Promise<JobPayload | null> {
+    const chain = applicableMiddleware(this.#middleware, job, undefined);
     if (chain.length === 0) return Promise.resolve(payload);
     const ctx = this.#context(payload.queue, job, { options: undefined, at: undefined, guard: undefined });
     return runClientMiddleware(chain, payload, ctx);
   }
+
+  static {
+    moveThrough = (client, payload, job) => client.#move(payload, job);
+  }
 }
 
 /**
- * Creates a {@link Client}.
+ * Runs a client's middleware over an existing job it moves to a queue (the
+ * poller's promotions, the API's retries, periodic ticks), as every push
+ * does. Resolves to the payload to write, or `null` if a middleware stopped
+ * it. Not a method: only the engine and the admin API move jobs.
  *
  * @example
  * ```ts
- * const client = createClient({ transport: memoryTransport() });
+ * const rewritten = await moveThroughMiddleware(client, payload);
  * ```
  */
-export function createClient(options: ClientOptions): Client {
-  return new Client(options);
+export function moveThroughMiddleware(
+  client: Client<object>,
+  payload: JobPayload,
+  job?: AnyJob,
+): Promise<JobPayload | null> {
+  return moveThrough(client, payload, job);
 }
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) {
     throw new ConfigError(
-      `Cannot create client as '${name}' must be a whole number > 0: current value is ${describe(value)}`,
+      `Cannot create client as '${name}' must be a whole number > 0: current value is ${describeValue(value)}`,
     );
   }
   return value;

@@ -10,13 +10,14 @@ import { PayloadError } from "./errors.ts";
 import type { AnyJob, PushOptions } from "./job.ts";
 import { assertJsonSafe } from "./json_safe.ts";
 import type { Keys } from "./keys.ts";
-import { describe, type JobPayload } from "./payload.ts";
+import { type JobPayload } from "./payload.ts";
+import { describeValue } from "./describe_value.ts";
 import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import type { Transport } from "./transport/transport.ts";
 import type { WriteGuard } from "./write_guard.ts";
 
 /** The options of a push, as middleware sees them (`at`/`in` are resolved into `ctx.at`). */
-export type PushContextOptions = Omit<PushOptions, "at" | "in">;
+export type PushContextOptions = Omit<PushOptions, "at" | "in"> & Readonly<Record<string, unknown>>;
 
 /** What a client middleware sees besides the payload. */
 export interface ClientMiddlewareContext {
@@ -49,11 +50,10 @@ export interface ClientMiddlewareContext {
  * with a replacement payload); return without calling it to stop the push,
  * which then returns `null` instead of a jid.
  *
- * Two optional properties tune it: `appliesTo(job, options)` says whether it
+ * An optional property tunes it: `appliesTo(job, options)` says whether it
  * has anything to do for a push (checked once per push; when no middleware
- * applies, a bulk push keeps its fast path), and `handles` names the push
- * options it implements (a push that sets one with no middleware handling it
- * is refused rather than silently ignored).
+ * applies, a bulk push keeps its fast path). The options a middleware
+ * implements belong to its feature (`ClientFeature.options`).
  *
  * @example
  * ```ts
@@ -72,22 +72,17 @@ export type ClientMiddleware =
   & {
     /** Whether this middleware has anything to do for a push of `job` with `options`; default yes. */
     appliesTo?: (job: AnyJob | undefined, options: Readonly<PushContextOptions> | undefined) => boolean;
-    /** Push and job options this middleware implements (`"unique"`, ...). */
-    handles?: readonly string[];
   };
-
-/** Push and job options that only a middleware implements, so one must handle them. */
-export const MIDDLEWARE_OPTIONS: readonly string[] = ["unique", "uniqueConflict"];
 
 /**
  * The middleware of `chain` that apply to a push of `job` with `options`.
  *
  * @example
  * ```ts
- * const active = applicable(chain, HardJob, {}); // [] keeps a bulk push on its fast path
+ * const active = applicableMiddleware(chain, HardJob, {}); // [] keeps a bulk push on its fast path
  * ```
  */
-export function applicable(
+export function applicableMiddleware(
   chain: readonly ClientMiddleware[],
   job: AnyJob | undefined,
   options: Readonly<PushContextOptions> | undefined,
@@ -99,28 +94,6 @@ export function applicable(
     else out?.push(chain[i]);
   }
   return out ?? chain;
-}
-
-/**
- * The name of an option set on `job` or `options` that only a middleware
- * implements and none of `chain` handles, if any.
- *
- * @example
- * ```ts
- * unhandledOption([], UniqueJob, {}); // "unique"
- * ```
- */
-export function unhandledOption(
-  chain: readonly ClientMiddleware[],
-  job: AnyJob | undefined,
-  options: Readonly<Record<string, unknown>>,
-): string | undefined {
-  for (const name of MIDDLEWARE_OPTIONS) {
-    const value = options[name] ?? (job?.options as Record<string, unknown> | undefined)?.[name];
-    if (value === undefined || value === false) continue;
-    if (!chain.some((m) => m.handles?.includes(name))) return name;
-  }
-  return undefined;
 }
 
 /**
@@ -170,14 +143,14 @@ export function checkRewritten(payload: JobPayload, label: string): void {
   if (!isQueueName(payload.queue)) {
     throw new PayloadError(
       `Cannot push job ${label} as client middleware set 'queue' to ${
-        describe(payload.queue)
+        describeValue(payload.queue)
       }: it must be ${QUEUE_NAME_RULE}`,
     );
   }
   if (typeof payload.jid !== "string" || payload.jid === "") {
     throw new PayloadError(
       `Cannot push job ${label} as client middleware set 'jid' to ${
-        describe(payload.jid)
+        describeValue(payload.jid)
       }: it must be a non-empty string`,
     );
   }

@@ -11,12 +11,13 @@
 import { ConfigError, JobArgsError } from "./errors.ts";
 import type { Keys } from "./keys.ts";
 import type { Logger } from "./logger.ts";
-import { describe, type JobPayload } from "./payload.ts";
+import { type JobPayload } from "./payload.ts";
+import { describeValue } from "./describe_value.ts";
 import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 import type { StandardSchemaV1 } from "./standard_schema.ts";
 import type { Transport } from "./transport/transport.ts";
-import { type UniqueConflict, type UniqueOptions, validateConflict, validateUnique } from "./unique/options.ts";
+import type { OptionRules } from "./option_rules.ts";
 
 /** What `perform` receives besides its arguments. */
 export interface JobContext {
@@ -50,6 +51,12 @@ export interface JobContext {
   readonly transport: Transport;
   /** The key names of the worker's namespace (its `prefix`), with that transport. */
   readonly keys: Keys;
+  /**
+   * Reports how far the job got (a number, or any JSON value): shown on the
+   * dashboard's Busy page with the next heartbeat, and told to features (the
+   * event stream). Cheap to call in a tight loop: nothing is written per call.
+   */
+  progress(value: unknown): void;
 }
 
 /** What `retryIn` may return: a delay in seconds, or a verdict. */
@@ -75,29 +82,33 @@ export interface JobOptions {
   retryIn?: (count: number, error: unknown, job: JobPayload) => RetryInResult;
   /** Runs when retries are exhausted; return `"discard"` to skip the dead set. */
   retriesExhausted?: (job: JobPayload, error: unknown) => "discard" | void | Promise<"discard" | void>;
-  /**
-   * At most one copy queued or running per class, queue and args (or
-   * `by(args)`): a lock taken in the same atomic step as the push, released
-   * at `until` and never outliving `for` seconds. Needs `uniqueJobs()`'s
-   * client and server middleware (see docs/unique.md).
-   */
-  unique?: UniqueOptions;
-  /** What a push of a copy the lock is held for does: `"skip"` (default), `"replace"`, `"reschedule"`. */
-  uniqueConflict?: UniqueConflict;
 }
+
+/** The core's job options, by name; any other option belongs to a feature. */
+export const CORE_JOB_OPTIONS: readonly string[] = [
+  "queue",
+  "retry",
+  "retryQueue",
+  "retryFor",
+  "dead",
+  "backtrace",
+  "tags",
+  "retryIn",
+  "retriesExhausted",
+];
 
 /**
  * Anything that can push a job: a `Client`. A definition's arguments are
  * checked against its input tuple at compile time; a class name takes any
  * arguments (another process defines them).
  */
-export interface JobPusher {
+export interface JobPusher<P extends object = Record<never, never>> {
   push<In extends unknown[], Out extends unknown[]>(
     job: Job<In, Out>,
     args: Readonly<NoInfer<In>>,
-    options?: PushOptions,
+    options?: PushOptions & P,
   ): Promise<string | null>;
-  push(job: string, args: readonly unknown[], options?: PushOptions): Promise<string | null>;
+  push(job: string, args: readonly unknown[], options?: PushOptions & P): Promise<string | null>;
 }
 
 /** Where and when to push. */
@@ -119,18 +130,17 @@ export interface PushOptions {
    * as `defineJob` checks them.
    */
   extra?: Record<string, unknown>;
-  /** Overrides the job's `unique` for this push; `false` pushes without a lock. */
-  unique?: UniqueOptions | false;
-  /** Overrides the job's `uniqueConflict` for this push. */
-  uniqueConflict?: UniqueConflict;
 }
+
+/** The core's push options, by name (`batchSize` is `pushBulk`'s); any other belongs to a feature. */
+export const CORE_PUSH_OPTIONS: readonly string[] = ["queue", "at", "in", "retry", "extra", "batchSize"];
 
 /** A defined job: its name, options, schema, `perform`, and typed push helpers. */
 export interface Job<In extends unknown[] = unknown[], Out extends unknown[] = In> {
   /** The wire `class`. */
   readonly name: string;
-  /** Validated options. */
-  readonly options: Readonly<JobOptions>;
+  /** Validated options: the core's, and those of features (each checked by its feature's rules). */
+  readonly options: Readonly<JobOptions & Record<string, unknown>>;
   /** The argument schema, if any. */
   readonly schema: StandardSchemaV1<In, Out> | undefined;
   /** The work. */
@@ -147,14 +157,14 @@ export interface Job<In extends unknown[] = unknown[], Out extends unknown[] = I
 // deno-lint-ignore no-explicit-any
 export type AnyJob = Job<any[], any[]>;
 
-/** The input to {@link defineJob} when `args` is a schema. */
+/** The input to `defineJob` when `args` is a schema. */
 export type JobSpecWithSchema<S extends StandardSchemaV1<unknown[], unknown[]>> = JobOptions & {
   name: string;
   args: S;
   perform(ctx: JobContext, ...args: StandardSchemaV1.InferOutput<S>): unknown;
 };
 
-/** The input to {@link defineJob} without a schema: `perform`'s parameters type the args. */
+/** The input to `defineJob` without a schema: `perform`'s parameters type the args. */
 export type JobSpec<A extends unknown[]> = JobOptions & {
   name: string;
   args?: undefined;
@@ -162,12 +172,28 @@ export type JobSpec<A extends unknown[]> = JobOptions & {
 };
 
 /**
- * Defines a job. Options are validated here, so a typo fails at start-up,
- * not at 3 a.m.
+ * `defineJob`, for jobs whose options may include the feature options `X`
+ * (each feature's `OptionRules` check them).
+ */
+export interface DefineJob<X extends object> {
+  <S extends StandardSchemaV1<unknown[], unknown[]>>(
+    spec: JobSpecWithSchema<S> & X,
+  ): Job<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>>;
+  <A extends unknown[]>(spec: JobSpec<A> & X): Job<A, A>;
+}
+
+/**
+ * Builds a `defineJob` that checks the core's options and, with `rules`,
+ * the options of those features; an option no rule knows is kept as given
+ * (a client refuses to push a job whose options no feature of it handles).
+ * The root entry point's `defineJob` is this with the built-in features'
+ * rules. Options are validated when the job is defined, so a typo fails at
+ * start-up, not at 3 a.m.
  *
  * @example
  * ```ts
  * import * as v from "valibot";
+ * const defineJob = createJobDefiner<{ expiresIn?: number }>([expiryRules]);
  * const SendEmail = defineJob({
  *   name: "SendEmail",
  *   queue: "mailers",
@@ -180,42 +206,117 @@ export type JobSpec<A extends unknown[]> = JobOptions & {
  * await SendEmail.performAsync(client, "ada@example.com", "Hello");
  * ```
  */
-export function defineJob<S extends StandardSchemaV1<unknown[], unknown[]>>(
-  spec: JobSpecWithSchema<S>,
-): Job<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>>;
-export function defineJob<A extends unknown[]>(spec: JobSpec<A>): Job<A, A>;
-export function defineJob(
-  spec: JobSpec<unknown[]> | JobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>>,
-): AnyJob {
-  const name = spec.name;
-  if (typeof name !== "string" || name.trim() === "" || hasUnsafeChars(name)) {
-    throw new ConfigError(
-      `Cannot define job as 'name' must be a non-empty string without control characters: current value is ${
-        describe(name)
-      }`,
-    );
-  }
-  const fail = (what: string, value: unknown) =>
-    new ConfigError(`Cannot define job ${name} as ${what}: current value is ${describe(value)}`);
-  if (typeof spec.perform !== "function") throw fail("'perform' must be a function", spec.perform);
-  if (spec.args !== undefined && typeof spec.args?.["~standard"]?.validate !== "function") {
-    throw fail("'args' must be a Standard Schema (valibot, zod, arktype)", spec.args);
-  }
-  const options = validateJobOptions(spec, fail);
-  const job: AnyJob = {
-    name,
-    options,
-    schema: spec.args,
-    perform: spec.perform as AnyJob["perform"],
-    performAsync: (client, ...args) => client.push(job, args),
-    performIn: (client, seconds, ...args) => client.push(job, args, { in: seconds }),
-    performAt: (client, at, ...args) => client.push(job, args, { at }),
-  };
-  return Object.freeze(job);
+export function createJobDefiner<X extends object = Record<never, never>>(
+  rules: readonly OptionRules[] = [],
+): DefineJob<X> {
+  return ((spec: JobSpec<unknown[]> | JobSpecWithSchema<StandardSchemaV1<unknown[], unknown[]>>): AnyJob => {
+    const name = spec?.name;
+    if (typeof name !== "string" || name.trim() === "" || hasUnsafeChars(name)) {
+      throw new ConfigError(
+        `Cannot define job as 'name' must be a non-empty string without control characters: current value is ${
+          describeValue(name)
+        }`,
+      );
+    }
+    const fail = (what: string, value: unknown) =>
+      new ConfigError(`Cannot define job ${name} as ${what}: current value is ${describeValue(value)}`);
+    if (typeof spec.perform !== "function") throw fail("'perform' must be a function", spec.perform);
+    if (spec.args !== undefined && typeof spec.args?.["~standard"]?.validate !== "function") {
+      throw fail("'args' must be a Standard Schema (valibot, zod, arktype)", spec.args);
+    }
+    const extended = featureOptions(spec, rules, fail);
+    const options = { ...validateJobOptions(spec, fail), ...extended.options };
+    const job: AnyJob = {
+      name,
+      options: Object.freeze(options),
+      schema: spec.args,
+      perform: spec.perform as AnyJob["perform"],
+      performAsync: (client, ...args) => client.push(job, args),
+      performIn: (client, seconds, ...args) => client.push(job, args, { in: seconds }),
+      performAt: (client, at, ...args) => client.push(job, args, { at }),
+    };
+    if (extended.owners.size) OWNERS.set(job, extended.owners);
+    return Object.freeze(job);
+  }) as DefineJob<X>;
+}
+
+const SPEC_FIELDS = new Set(["name", "args", "perform", ...CORE_JOB_OPTIONS]);
+
+/** What a job's definer knew of each feature option it set: where it acts, and which feature owns it. */
+export interface OptionOwner {
+  readonly at: "push" | "run";
+  /** How to add the feature (`"uniqueJobs()"`), when its rules say. */
+  readonly feature: string | undefined;
+}
+
+const OWNERS = new WeakMap<AnyJob, ReadonlyMap<string, OptionOwner>>();
+
+/**
+ * What the definer of `job` knew of its feature option `name` (undefined for
+ * an option no rule checked): a client without the feature may still push
+ * a job whose option only the worker reads (`at: "run"`), and an error can
+ * say which feature is missing.
+ *
+ * @example
+ * ```ts
+ * optionOwner(LimitedJob, "limits"); // { at: "run", feature: "rateLimits()" }
+ * ```
+ */
+export function optionOwner(job: AnyJob, name: string): OptionOwner | undefined {
+  return OWNERS.get(job)?.get(name);
+}
+
+/** Jobs that read their own cancellation (see {@link markSelfCancelling}). */
+const SELF_CANCELLING = new WeakSet<object>();
+
+/**
+ * Marks `job` as reading its own cancellation: an iterable job sees a
+ * cancel (`it-<jid>`'s `cancelled`) when it starts and at each state flush,
+ * stops at an item and runs `onCancel`. A feature that skips cancelled jobs
+ * lets such a job start instead, so its hooks run as in Sidekiq.
+ *
+ * @example
+ * ```ts
+ * markSelfCancelling(job); // in defineIterableJob
+ * ```
+ */
+export function markSelfCancelling(job: AnyJob): void {
+  SELF_CANCELLING.add(job);
 }
 
 /**
- * Validates job options (shared by `defineJob` and push-time overrides).
+ * Whether `job` reads its own cancellation ({@link markSelfCancelling}).
+ *
+ * @example
+ * ```ts
+ * if (!isSelfCancelling(job)) throw new Discard("cancelled", { code: "cancelled" });
+ * ```
+ */
+export function isSelfCancelling(job: AnyJob): boolean {
+  return SELF_CANCELLING.has(job);
+}
+
+/** A spec's options beyond the core's: checked by the rule that owns each, else kept as given. */
+function featureOptions(
+  spec: object,
+  rules: readonly OptionRules[],
+  fail: (what: string, value: unknown) => Error,
+): { options: Record<string, unknown>; owners: Map<string, OptionOwner> } {
+  const options: Record<string, unknown> = {};
+  const owners = new Map<string, OptionOwner>();
+  for (const [key, value] of Object.entries(spec)) {
+    if (SPEC_FIELDS.has(key) || value === undefined) continue;
+    const owner = rules.find((r) => r.job && Object.hasOwn(r.job, key));
+    const rule = owner?.job?.[key];
+    options[key] = rule ? rule.check(value, fail) : value;
+    if (rule) owners.set(key, { at: rule.at ?? "push", feature: owner?.feature });
+  }
+  return { options, owners };
+}
+
+/**
+ * Validates the core's job options (shared by `defineJob` and push-time
+ * overrides); other options are left out.
  *
  * @example
  * ```ts
@@ -266,8 +367,6 @@ export function validateJobOptions(
     }
     o.tags = [...spec.tags];
   }
-  if (spec.unique !== undefined) o.unique = validateUnique(spec.unique, fail) as UniqueOptions;
-  if (spec.uniqueConflict !== undefined) o.uniqueConflict = validateConflict(spec.uniqueConflict, fail);
   for (const hook of ["retryIn", "retriesExhausted"] as const) {
     if (spec[hook] !== undefined) {
       if (typeof spec[hook] !== "function") throw fail(`'${hook}' must be a function`, spec[hook]);

@@ -7,6 +7,7 @@
  */
 import { PayloadError } from "./errors.ts";
 import { MAX_NESTING, nestedDeeperThan } from "./json_safe.ts";
+import { describeValue } from "./describe_value.ts";
 import { sanitize } from "./sanitize.ts";
 
 /**
@@ -208,7 +209,7 @@ export function parsePayload(raw: string): JobPayload {
     throw new PayloadError(`Cannot read job as ${why}`, { cause: error });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new PayloadError(`Cannot read job as its payload is not a JSON object: ${describe(value)}`);
+    throw new PayloadError(`Cannot read job as its payload is not a JSON object: ${describeValue(value)}`);
   }
   // A payload of n levels has at least 2n characters: short ones (most) skip the walk.
   if (raw.length > 2 * MAX_NESTING && nestedDeeperThan(value, MAX_NESTING)) {
@@ -219,43 +220,15 @@ export function parsePayload(raw: string): JobPayload {
   const job = value as Record<string, unknown>;
   if (typeof job.class !== "string" || job.class === "") {
     throw new PayloadError(
-      `Cannot read job as 'class' must be a non-empty string: current value is ${describe(job.class)}`,
+      `Cannot read job as 'class' must be a non-empty string: current value is ${describeValue(job.class)}`,
     );
   }
   if (!Array.isArray(job.args)) {
-    throw new PayloadError(`Cannot read job as 'args' must be an array: current value is ${describe(job.args)}`);
+    throw new PayloadError(`Cannot read job as 'args' must be an array: current value is ${describeValue(job.args)}`);
   }
   if (typeof job.jid !== "string") {
-    throw new PayloadError(`Cannot read job as 'jid' must be a string: current value is ${describe(job.jid)}`);
+    throw new PayloadError(`Cannot read job as 'jid' must be a string: current value is ${describeValue(job.jid)}`);
   }
   if (typeof job.queue !== "string") job.queue = "default";
   return job as JobPayload;
-}
-
-/**
- * Describes a value for an error message: short, with its type.
- *
- * @example
- * ```ts
- * describe(-1); // "-1"
- * ```
- */
-export function describe(value: unknown): string {
-  let text: string;
-  if (typeof value === "string") text = JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value);
-  else if (value === undefined) text = "undefined";
-  else if (typeof value === "number") text = String(value); // NaN and Infinity, not JSON's "null"
-  else if (typeof value === "bigint") text = `${value}n`;
-  else if (typeof value === "function") text = "a function";
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      // Cyclic, too deep, or a BigInt inside: say what kind of thing it is.
-      text = Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : String(value);
-    }
-    if (text.length > 60) text = text.slice(0, 57) + "...";
-  }
-  // JSON escapes C0 controls; C1 and bidi marks still need it.
-  return sanitize(text, 80);
 }

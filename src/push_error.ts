@@ -52,3 +52,27 @@ export class PushError extends EdgekiqError implements PushOutcome {
     this.notSent = outcome.notSent;
   }
 }
+
+/**
+ * Redis could not be reached and the client's reliable-push buffer
+ * (`reliablePush`) has no room for this push's jobs: none of them was
+ * buffered. `landed` lists those written before Redis went away; the rest
+ * are in `failed` or `notSent`, as for a {@link PushError}. `cause` is the
+ * Redis error.
+ *
+ * @example
+ * ```ts
+ * try { await client.push(SendEmail, [id]); } catch (e) {
+ *   if (e instanceof PushBufferFullError) return new Response("try again later", { status: 503 });
+ * }
+ * ```
+ */
+export class PushBufferFullError extends PushError {
+  /** How many jobs the buffer holds at most (`reliablePush.maxJobs`). */
+  readonly limit: number;
+
+  constructor(message: string, outcome: PushOutcome, options: { cause?: unknown; limit: number }) {
+    super(message, outcome, { cause: options.cause });
+    this.limit = options.limit;
+  }
+}

@@ -26,7 +26,7 @@
 import { PayloadError } from "./errors.ts";
 import { type AnyJob, type JobOptions, type PushOptions, validateJobOptions } from "./job.ts";
 import { assertJsonSafe } from "./json_safe.ts";
-import { describe } from "./payload.ts";
+import { describeValue } from "./describe_value.ts";
 import { hasUnsafeChars, sanitize } from "./sanitize.ts";
 
 /** The latest a job may be scheduled: 100 years from now, in milliseconds. */
@@ -58,7 +58,6 @@ const RESERVED: Readonly<Record<string, string>> = {
   queue: "use the push option 'queue'",
   retry: "use the push option 'retry'",
   at: "use the push option 'at' or 'in'",
-  edgekiq_unique: "use the push option 'unique'",
 };
 
 const isTime = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v > 0;
@@ -99,7 +98,7 @@ export function pushTarget(jobOrName: AnyJob | string): PushTarget {
   if (typeof className !== "string" || className === "" || hasUnsafeChars(className)) {
     throw new PayloadError(
       `Cannot push job as the job must be a defineJob() result or a class name without control characters: current value is ${
-        describe(jobOrName)
+        describeValue(jobOrName)
       }`,
     );
   }
@@ -108,7 +107,8 @@ export function pushTarget(jobOrName: AnyJob | string): PushTarget {
 
 /**
  * The fields every payload of one push shares: `class`, `queue`, `retry`,
- * the job's other Sidekiq options, and `extra`, all validated.
+ * the job's other Sidekiq options, and `extra`, all validated (`reserved`:
+ * payload fields features write themselves, which `extra` may not set).
  *
  * @example
  * ```ts
@@ -119,10 +119,13 @@ export function pushTarget(jobOrName: AnyJob | string): PushTarget {
 export function pushFields(
   target: PushTarget,
   options: Pick<PushOptions, "queue" | "retry" | "extra">,
+  reserved: Readonly<Record<string, string>> = {},
 ): PushFields {
   const { job, className } = target;
   const fail = (what: string, value: unknown) =>
-    new PayloadError(`Cannot push job ${sanitize(className, 100)} as ${what}: current value is ${describe(value)}`);
+    new PayloadError(
+      `Cannot push job ${sanitize(className, 100)} as ${what}: current value is ${describeValue(value)}`,
+    );
   if (typeof options !== "object" || options === null) throw fail("the options must be an object", options);
   const overrides = validateJobOptions({ queue: options.queue, retry: options.retry }, fail);
   const o = job?.options ?? {};
@@ -142,11 +145,13 @@ export function pushFields(
     throw fail("'extra' must be a plain object of payload fields", extra);
   }
   for (const field of Object.keys(extra)) {
-    const reserved = Object.hasOwn(RESERVED, field) ? RESERVED[field] : undefined;
-    if (reserved) {
-      throw new PayloadError(
-        `Cannot push job ${sanitize(className, 100)} as 'extra' must not set '${field}': ${reserved}`,
-      );
+    const why = Object.hasOwn(RESERVED, field)
+      ? RESERVED[field]
+      : Object.hasOwn(reserved, field)
+      ? reserved[field]
+      : undefined;
+    if (why) {
+      throw new PayloadError(`Cannot push job ${sanitize(className, 100)} as 'extra' must not set '${field}': ${why}`);
     }
     const value = extra[field];
     const option = Object.hasOwn(OPTION_FIELDS, field) ? OPTION_FIELDS[field] : undefined;
@@ -216,7 +221,7 @@ export function resolveRunAt(
   } else if (at !== undefined) {
     if (typeof at !== "number" || !Number.isFinite(at)) {
       throw new PayloadError(
-        `Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describe(at)}`,
+        `Cannot push job as 'at' must be a Date or epoch seconds: current value is ${describeValue(at)}`,
       );
     }
     ms = at < 1e9 ? nowMs + at * 1000 : at * 1000;
@@ -224,7 +229,7 @@ export function resolveRunAt(
     option = "in";
     if (typeof inSeconds !== "number" || !Number.isFinite(inSeconds)) {
       throw new PayloadError(
-        `Cannot push job as 'in' must be a finite number of seconds: current value is ${describe(inSeconds)}`,
+        `Cannot push job as 'in' must be a finite number of seconds: current value is ${describeValue(inSeconds)}`,
       );
     }
     ms = nowMs + inSeconds * 1000;
@@ -233,7 +238,7 @@ export function resolveRunAt(
   if (ms - nowMs > MAX_SCHEDULE_AHEAD_MS) {
     throw new PayloadError(
       `Cannot push job as '${option}' must be at most 100 years ahead: current value is ${
-        describe(at instanceof Date ? at.toISOString() : at ?? inSeconds)
+        describeValue(at instanceof Date ? at.toISOString() : at ?? inSeconds)
       }`,
     );
   }

@@ -4,18 +4,20 @@
  * `atomic_push`: `SADD queues` + `LPUSH queue:<q>`, or `ZADD schedule`), so
  * a queue never has its SADD without its LPUSH and a batch lands whole or
  * not at all. Jobs a middleware guarded (`write_guard.ts`) are grouped by
- * guard and written by its script instead, one call per batch, which is
+ * their guards and written by those guards' script instead, one call per batch, which is
  * just as atomic. A failed batch stops the push and rejects with a
  * {@link PushError} listing which jids landed.
  *
  * @module
  */
-import { TransportError } from "./errors.ts";
+import { TransportError } from "./transport/transport_error.ts";
 import type { Keys } from "./keys.ts";
 import { PushError } from "./push_error.ts";
 import { sanitize } from "./sanitize.ts";
 import type { Command, RedisArg, Transport } from "./transport/transport.ts";
+import { guardedPush } from "./guarded_push.ts";
 import type { GuardedWrite, WriteGuard } from "./write_guard.ts";
+import type { PushVerdict } from "./push_result.ts";
 
 /** One MULTI (or one guard script call) and the jids it writes. */
 interface Batch {
@@ -25,12 +27,13 @@ interface Batch {
   guarded: boolean;
 }
 
-/** Guarded jobs of one guard script, with the same numbers of keys and args. */
+/** Guarded jobs with the same guards: one script (see `guarded_push.ts`). */
 interface GuardGroup {
-  guard: WriteGuard;
-  /** Per job: its queue key, then its guard keys. */
+  /** The jobs' guards, sorted by name (the script's identity). */
+  guards: readonly WriteGuard[];
+  /** Per job: its queue key, then each guard's keys. */
   keys: string[];
-  /** Per job: queue name, jid, payload, run time, then its guard args. */
+  /** Per job: queue name, jid, payload, run time, then each guard's args. */
   args: RedisArg[];
   jids: string[];
 }
@@ -62,7 +65,6 @@ export class PushPlan {
   #scheduled: (string | number)[] = [];
   #scheduledJids: string[] = [];
   #guarded = new Map<string, GuardGroup>();
-  #scripts = new Map<unknown, number>();
 
   /** Adds a payload for `queue`, to be pushed behind those added before it. */
   enqueue(queue: string, payload: string, jid: string): void {
@@ -80,20 +82,23 @@ export class PushPlan {
   }
 
   /**
-   * Adds a payload written by `guard`'s script (see `write_guard.ts`):
+   * Adds a payload written by its guards' script (see `write_guard.ts`):
    * to `queue` at `queueKey`, or to `schedule` at `atMs` (epoch ms).
    */
   guarded(
-    guard: WriteGuard,
+    guards: readonly WriteGuard[],
     job: { queue: string; queueKey: string; atMs: number | undefined; json: string; jid: string },
   ): void {
-    let id = this.#scripts.get(guard.script);
-    if (id === undefined) this.#scripts.set(guard.script, id = this.#scripts.size);
-    const groupId = `${id}:${guard.keys.length}:${guard.args.length}`;
+    const sorted = [...guards].sort((a, b) => (a.fragment.name < b.fragment.name ? -1 : 1));
+    const groupId = sorted.map((g) => g.fragment.name).join("+");
     let group = this.#guarded.get(groupId);
-    if (!group) this.#guarded.set(groupId, group = { guard, keys: [], args: [], jids: [] });
-    group.keys.push(job.queueKey, ...guard.keys);
-    group.args.push(job.queue, job.jid, job.json, job.atMs === undefined ? "" : job.atMs / 1000, ...guard.args);
+    if (!group) this.#guarded.set(groupId, group = { guards: sorted, keys: [], args: [], jids: [] });
+    group.keys.push(job.queueKey);
+    group.args.push(job.queue, job.jid, job.json, job.atMs === undefined ? "" : job.atMs / 1000);
+    for (const guard of sorted) {
+      group.keys.push(...guard.keys);
+      group.args.push(...guard.args);
+    }
     group.jids.push(job.jid);
   }
 
@@ -104,11 +109,15 @@ export class PushPlan {
    * connections, HTTP) one batch at a time. On a failure nothing more is
    * sent, the batch already on its way (if any) is waited for, and the call
    * rejects with a {@link PushError}. Resolves to the guards' verdicts by
-   * jid (jobs not guarded were all pushed).
+   * jid (jobs not guarded were all pushed), collected in `verdicts`, which
+   * also holds those of the batches that landed when the call rejects.
    */
-  async write(transport: Transport, options: PushWriteOptions): Promise<Map<string, GuardedWrite>> {
+  async write(
+    transport: Transport,
+    options: PushWriteOptions,
+    verdicts: Map<string, PushVerdict> = new Map(),
+  ): Promise<Map<string, PushVerdict>> {
     const batches = this.#batches(options);
-    const verdicts = new Map<string, GuardedWrite>();
     const landed: string[] = [];
     const failed: string[] = [];
     let maybeApplied = false;
@@ -188,15 +197,16 @@ export class PushPlan {
         this.#scheduledJids.slice(i, i + batchSize),
       ));
     }
-    for (const { guard, keys: jobKeys, args: jobArgs, jids } of this.#guarded.values()) {
-      const k = 1 + guard.keys.length;
-      const a = 4 + guard.args.length;
+    for (const { guards, keys: jobKeys, args: jobArgs, jids } of this.#guarded.values()) {
+      const script = guardedPush(guards.map((g) => g.fragment));
+      const k = 1 + guards.reduce((n, g) => n + g.keys.length, 0);
+      const a = 4 + guards.reduce((n, g) => n + g.args.length, 0);
       for (let i = 0; i < jids.length; i += batchSize) {
         const batchKeys = [keys.queues, keys.schedule, ...jobKeys.slice(k * i, k * (i + batchSize))];
-        const batchArgs = [guard.keys.length, guard.args.length, ...jobArgs.slice(a * i, a * (i + batchSize))];
+        const batchArgs = jobArgs.slice(a * i, a * (i + batchSize));
         batches.push({
           jids: jids.slice(i, i + batchSize),
-          send: (transport) => transport.script(guard.script, batchKeys, batchArgs),
+          send: (transport) => transport.script(script, batchKeys, batchArgs),
           guarded: true,
         });
       }

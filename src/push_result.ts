@@ -16,9 +16,21 @@ import type { GuardedWrite } from "./write_guard.ts";
  * - `replaced`: written in place of the waiting copy `existing`, now gone
  *   (`uniqueConflict: "replace"`);
  * - `rescheduled`: nothing written; the waiting copy `existing` now runs at
- *   this push's time (`uniqueConflict: "reschedule"`).
+ *   this push's time (`uniqueConflict: "reschedule"`);
+ * - `buffered`: Redis could not be reached; the client's reliable-push
+ *   buffer holds the job and writes it, in order, when Redis is back
+ *   (`reliablePush`; its guards, a unique lock say, decide then).
  */
-export type PushStatus = "pushed" | "stopped" | "duplicate" | "replaced" | "rescheduled";
+export type PushStatus = "pushed" | "stopped" | "duplicate" | "replaced" | "rescheduled" | "buffered";
+
+/** A job the reliable-push buffer took instead of writing it now. */
+export const BUFFERED: { readonly status: "buffered"; readonly existing: undefined } = Object.freeze({
+  status: "buffered",
+  existing: undefined,
+});
+
+/** What a push did with a job it wrote or buffered: a guard's verdict, or {@link BUFFERED}. */
+export type PushVerdict = GuardedWrite | typeof BUFFERED;
 
 /**
  * One job's outcome.
@@ -50,9 +62,9 @@ export interface PushResult {
  * guardedResult("4f8b...", { status: "duplicate", existing: "9c1d..." }); // { jid: null, status: "duplicate", existing: "9c1d..." }
  * ```
  */
-export function guardedResult(jid: string, write: GuardedWrite): PushResult {
+export function guardedResult(jid: string, write: PushVerdict): PushResult {
   const { status, existing } = write;
-  const carrier = status === "pushed" || status === "replaced"
+  const carrier = status === "pushed" || status === "replaced" || status === "buffered"
     ? jid
     : status === "rescheduled"
     ? existing ?? null
@@ -65,7 +77,7 @@ const STOPPED: PushResult = Object.freeze({ jid: null, status: "stopped" });
 /** What a push wrote: each job's jid (`null` where a middleware stopped it), and the guards' verdicts by jid. */
 export interface Written {
   jids: (string | null)[];
-  verdicts: Map<string, GuardedWrite>;
+  verdicts: Map<string, PushVerdict>;
 }
 
 /**
@@ -74,10 +86,10 @@ export interface Written {
  *
  * @example
  * ```ts
- * carrier(jid, new Map()); // jid
+ * carrierJid(jid, new Map()); // jid
  * ```
  */
-export function carrier(jid: string | null, verdicts: Map<string, GuardedWrite>): string | null {
+export function carrierJid(jid: string | null, verdicts: Map<string, PushVerdict>): string | null {
   const verdict = jid === null ? undefined : verdicts.get(jid);
   return verdict ? guardedResult(jid!, verdict).jid : jid;
 }
@@ -87,10 +99,10 @@ export function carrier(jid: string | null, verdicts: Map<string, GuardedWrite>)
  *
  * @example
  * ```ts
- * detailed(null, new Map()); // { jid: null, status: "stopped" }
+ * pushResultOf(null, new Map()); // { jid: null, status: "stopped" }
  * ```
  */
-export function detailed(jid: string | null, verdicts: Map<string, GuardedWrite>): PushResult {
+export function pushResultOf(jid: string | null, verdicts: Map<string, PushVerdict>): PushResult {
   if (jid === null) return STOPPED;
   const verdict = verdicts.get(jid);
   return verdict ? guardedResult(jid, verdict) : { jid, status: "pushed" };

@@ -7,7 +7,10 @@
  * @module
  */
 import type { AnyJob } from "./job.ts";
+import type { Keys } from "./keys.ts";
+import type { Logger } from "./logger.ts";
 import type { JobPayload } from "./payload.ts";
+import type { Transport } from "./transport/transport.ts";
 
 /**
  * One server middleware.
@@ -38,11 +41,18 @@ export interface ServerMiddlewareTools {
    * left alone.
    */
   releaseLater(key: string, value: string): void;
+  /** The worker's transport, for a middleware that keeps its own state in Redis. */
+  readonly transport: Transport;
+  /** The worker's key names (its namespace). */
+  readonly keys: Keys;
+  /** The worker's logger. */
+  readonly logger: Logger;
 }
 
 /**
  * Runs `chain` around `run`. With no middleware it calls `run` directly and
- * returns what it returns, adding no promise of its own.
+ * returns what it returns, adding no promise of its own; with middleware it
+ * resolves to what `run` returned (a flow keeps a job's return value).
  *
  * @example
  * ```ts
@@ -55,12 +65,13 @@ export function runServerMiddleware(
   run: () => unknown,
 ): unknown {
   if (chain.length === 0) return run();
+  let result: unknown;
   const step = async (index: number): Promise<void> => {
     if (index === chain.length) {
-      await run();
+      result = await run();
       return;
     }
     await chain[index](target.job, target.payload, target.queue, () => step(index + 1), target.tools);
   };
-  return step(0);
+  return step(0).then(() => result);
 }

@@ -22,14 +22,15 @@ import { type JobPayload, parsePayload } from "./payload.ts";
 import { createRegistry, type JobsInput } from "./registry.ts";
 import { drain, type DrainResult } from "./server/drain.ts";
 import type { ServerMiddleware } from "./server_middleware.ts";
-import { ConfigError, Discard, Interrupt } from "./errors.ts";
-import { iterationSpecOf } from "./iterable/define_iterable_job.ts";
-import { runIteration } from "./iterable/iteration.ts";
-import { type IterationState, parseState } from "./api/iteration_states.ts";
+import { ConfigError } from "./errors.ts";
+import { Discard, Interrupt } from "./control.ts";
+import { iterationSpecOf } from "./features/iterable/define_iterable_job.ts";
+import { runIteration } from "./features/iterable/iteration.ts";
+import { type IterationState, parseState } from "./features/iterable/iteration_states.ts";
 import { type JobContext, validateArgs } from "./job.ts";
 import { Poller } from "./server/poller.ts";
 import { silentLogger } from "./logger.ts";
-import { memoryTransport } from "./transport/memory.ts";
+import { memoryTransport } from "./transport/adapters/memory/memory_transport.ts";
 import type { Transport } from "./transport/transport.ts";
 
 /** Options for {@link createTestHarness}. */
@@ -148,6 +149,7 @@ export function createTestHarness(options: TestHarnessOptions): TestHarness {
         stopping: never,
         transport,
         keys: k,
+        progress: () => {},
       };
       const iteration = iterationSpecOf(job);
       let outcome: StepResult["outcome"] = "done";

@@ -1,7 +1,9 @@
 /**
- * The layers of ARCHITECTURE.md, enforced: every import in `src/` (type-only
- * ones included, static and dynamic) points to the same layer or one below,
- * and the import graph has no cycles.
+ * The layers of ARCHITECTURE.md, enforced, with ARCHITECTURE.md's table as
+ * the one list of layers: every import (type-only ones included, static and
+ * dynamic) points to the same layer or one below; the import graph has no
+ * cycles; a feature folder imports no other feature's folder; and the root
+ * entry point's static imports never load hono (feature pages load lazily).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -10,21 +12,20 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const src = join(root, "src");
 
-/** Lowest first. A file's layer is the first rule whose pattern matches its path under src/. */
-export const LAYERS: ReadonlyArray<readonly [name: string, pattern: RegExp]> = [
-  ["foundation", /^(errors|standard_schema|version|sanitize|queue_name|json_safe|payload|keys|logger)\.ts$|^runtime\//],
-  ["redis", /^transport\/|^scripts\//],
-  [
-    "jobs",
-    /^(job|registry|current_job|push_options|push_plan|push_error|client_middleware|server_middleware|client|dead_set_rules|activejob|push_result|write_guard)\.ts$|^metrics\/|^periodic\/|^unique\//,
-  ],
-  ["admin", /^api\//],
-  ["engine", /^server\//],
-  ["features", /^middleware\/|^iterable\//],
-  ["surfaces", /^(testing|extend|cli)\.ts$|^web\/|^cli\//],
-];
+/** ARCHITECTURE.md's layer table, lowest first: each layer's name and paths (repo-relative; `dir/` is a folder). */
+export function readLayers(markdown: string): Array<{ name: string; paths: string[] }> {
+  const table = /<!-- layers:start -->([\s\S]*?)<!-- layers:end -->/.exec(markdown)?.[1];
+  if (!table) throw new Error("ARCHITECTURE.md has no <!-- layers:start --> table");
+  return table.split("\n")
+    .filter((line) => line.startsWith("|") && !/^\|\s*(-+|layer)\s*\|/.test(line))
+    .map((line) => {
+      const cells = line.split("|").map((c) => c.trim());
+      return { name: cells[1], paths: [...cells[3].matchAll(/`([^`]+)`/g)].map((m) => m[1]) };
+    });
+}
+
+const LAYERS = readLayers(readFileSync(join(root, "ARCHITECTURE.md"), "utf8"));
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -33,40 +34,114 @@ function files(dir: string): string[] {
   });
 }
 
-function layerOf(path: string): number {
-  const rel = relative(src, path);
-  const i = LAYERS.findIndex(([, pattern]) => pattern.test(rel));
-  if (i < 0) throw new Error(`${rel} is in no layer of ARCHITECTURE.md: add it to LAYERS`);
-  return i;
+/** The layer of a repo-relative path: the layer whose path matches it most closely. */
+function layerOf(rel: string): number {
+  let best = -1;
+  let bestLength = -1;
+  LAYERS.forEach((layer, i) => {
+    for (const path of layer.paths) {
+      const hit = path.endsWith("/") ? rel.startsWith(path) : rel === path;
+      if (hit && path.length > bestLength) [best, bestLength] = [i, path.length];
+    }
+  });
+  if (best < 0) throw new Error(`${rel} is in no layer of ARCHITECTURE.md: add it to the layers table`);
+  return best;
 }
 
-/** Every relative import of a file, type-only and dynamic ones included, as absolute paths. */
-function importsOf(path: string): string[] {
+/** Relative imports of a file (type-only and dynamic ones included), as absolute paths, and whether each is static. */
+function importsOf(path: string): Array<{ path: string; dynamic: boolean; typeOnly: boolean }> {
   const text = readFileSync(path, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
-  const found = new Set<string>();
-  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) {
-    found.add(resolve(dirname(path), m[1]));
+  const found: Array<{ path: string; dynamic: boolean; typeOnly: boolean }> = [];
+  for (
+    const m of text.matchAll(
+      /(import\s+type\b[^;]*?from|export\s+type\b[^;]*?from|from|import)\s*(\()?\s*["'](\.{1,2}\/[^"']+)["']/g,
+    )
+  ) {
+    found.push({
+      path: resolve(dirname(path), m[3]),
+      dynamic: m[2] === "(",
+      typeOnly: /^(import|export)\s+type\b/.test(m[1]),
+    });
   }
-  return [...found].filter((p) => p.startsWith(src));
+  return found.filter((i) => i.path.startsWith(root) && !i.path.includes("node_modules"));
 }
+
+/**
+ * The entry points that hand users features ready to use: the root (its
+ * defaults), the web surface (dashboard, Prometheus, cron and event routes)
+ * and the test harness. Every other file outside src/features/ (the CLI
+ * and `edgekiq/api` included) names no feature.
+ */
+const COMPOSING_ENTRY_POINTS = ["mod.ts", "src/web/mod.ts", "src/testing.ts", "src/extend.ts"];
+
+const sources = [...files(join(root, "src")), join(root, "mod.ts")];
+const graph = new Map(sources.map((f) => [f, importsOf(f)]));
+const rel = (p: string) => relative(root, p).replace(/\\/g, "/");
 
 describe("architecture", () => {
-  const graph = new Map(files(src).map((f) => [f, importsOf(f)]));
+  it("reads every layer from ARCHITECTURE.md's table", () => {
+    assert.deepEqual(LAYERS.map((l) => l.name), [
+      "foundation",
+      "redis",
+      "jobs",
+      "admin",
+      "engine",
+      "web",
+      "features",
+      "surfaces",
+    ]);
+  });
 
   it("imports point to the same layer or lower, never up", () => {
     const upward: string[] = [];
     for (const [file, deps] of graph) {
       for (const dep of deps) {
-        if (layerOf(dep) > layerOf(file)) {
-          upward.push(
-            `${relative(src, file)} (${LAYERS[layerOf(file)][0]}) -> ${relative(src, dep)} (${
-              LAYERS[layerOf(dep)][0]
-            })`,
-          );
-        }
+        const [from, to] = [layerOf(rel(file)), layerOf(rel(dep.path))];
+        if (to > from) upward.push(`${rel(file)} (${LAYERS[from].name}) -> ${rel(dep.path)} (${LAYERS[to].name})`);
       }
     }
     assert.deepEqual(upward, []);
+  });
+
+  it("a feature folder imports no other feature's folder (only the Feature contract)", () => {
+    const crossing: string[] = [];
+    const featureOf = (p: string) => /^src\/features\/([^/]+)\//.exec(rel(p))?.[1];
+    for (const [file, deps] of graph) {
+      const own = featureOf(file);
+      // The preset composes the built-in features (defaults, option types): it is not a feature itself.
+      if (!own || own === "preset") continue;
+      for (const dep of deps) {
+        const other = featureOf(dep.path);
+        if (other && other !== own) crossing.push(`${rel(file)} -> ${rel(dep.path)}`);
+      }
+    }
+    assert.deepEqual(crossing, []);
+  });
+
+  it("the core never imports a feature: only src/features/ and the entry points that compose them do", () => {
+    const inward: string[] = [];
+    for (const [file, deps] of graph) {
+      if (rel(file).startsWith("src/features/") || COMPOSING_ENTRY_POINTS.includes(rel(file))) continue;
+      for (const dep of deps) {
+        if (rel(dep.path).startsWith("src/features/")) inward.push(`${rel(file)} -> ${rel(dep.path)}`);
+      }
+    }
+    assert.deepEqual(inward, []);
+  });
+
+  it("the root entry point's static imports load no .tsx page and no hono (feature pages load lazily)", () => {
+    const seen = new Set<string>();
+    const loaded: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      if (file.endsWith(".tsx")) loaded.push(rel(file));
+      const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      if (/^\s*import\s+(?!type\b)[^;]*?from\s+["']hono/m.test(text)) loaded.push(`${rel(file)} imports hono`);
+      for (const dep of graph.get(file) ?? []) if (!dep.dynamic && !dep.typeOnly) visit(dep.path);
+    };
+    visit(join(root, "mod.ts"));
+    assert.deepEqual(loaded, []);
   });
 
   it("has no import cycles, type-only imports included", () => {
@@ -75,11 +150,11 @@ describe("architecture", () => {
     const visit = (file: string, path: string[]) => {
       if (state.get(file) === "done") return;
       if (state.get(file) === "open") {
-        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(src, f)).join(" -> "));
+        cycles.push([...path.slice(path.indexOf(file)), file].map(rel).join(" -> "));
         return;
       }
       state.set(file, "open");
-      for (const dep of graph.get(file) ?? []) visit(dep, [...path, file]);
+      for (const dep of graph.get(file) ?? []) visit(dep.path, [...path, file]);
       state.set(file, "done");
     };
     for (const file of graph.keys()) visit(file, []);

@@ -231,7 +231,7 @@ describe(`cli: the binary on ${runtimeName}`, () => {
     before(async () => {
       const { testRedis } = await import("./support/redis.ts");
       server = await testRedis();
-      const { ioredisTransport } = await import("../src/transport/ioredis.ts");
+      const { ioredisTransport } = await import("../src/transport/adapters/ioredis/ioredis_transport.ts");
       redis = ioredisTransport({ url: server!.url });
     });
     after(async () => {

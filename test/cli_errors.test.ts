@@ -130,7 +130,7 @@ describe("cli: secrets in Redis URLs", () => {
     assert.doesNotMatch(down.err[0], /hunter22/);
     assert.match(
       down.err[0],
-      /^edgekiq: cannot reach Redis at redis:\/\/10\.0\.0\.1:6379\/0\?password=\*\*\* \(from --redis-url\)/,
+      /^edgekiq: authentication failed: Redis at redis:\/\/10\.0\.0\.1:6379\/0\?password=\*\*\* \(from --redis-url\) refused/,
     );
   });
 });

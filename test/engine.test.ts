@@ -2,7 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { createClient, currentJob, defineJob, Discard, Interrupt, type JobPayload, type Transport } from "../mod.ts";
-import { Metrics } from "../src/api/metrics.ts";
+import { Metrics } from "../src/features/metrics/metrics.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
 import { failingJob, okJob } from "./support/jobs.ts";
@@ -240,7 +240,12 @@ eachTarget("engine", (t) => {
     ]);
     t.worker = testWorker(t.redis, { jobs: [Typed] });
     await t.worker.run();
-    await waitFor(async () => ran === 1 && Number(await t.redis.call("ZCARD", "dead")) === 5, "5 dead, 1 ran");
+    await waitFor(
+      async () =>
+        ran === 1 && Number(await t.redis.call("ZCARD", "dead")) === 4 &&
+        Number(await t.redis.call("ZCARD", "retry")) === 1,
+      "4 dead, 1 retrying, 1 ran",
+    );
     const dead = await deadEntries(t.redis);
     const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
     // Unreadable payloads are kept whole as args[0] of a readable envelope.
@@ -250,8 +255,11 @@ eachTarget("engine", (t) => {
     assert.match(wrapped("{not json").error_message!, /not valid JSON/);
     assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
     assert.match(wrapped('"jid":"a2"').error_message!, /'args' must be an array/);
-    assert.equal(byJid.a3.error_class, "UnknownJobError");
-    assert.match(byJid.a3.error_message!, /no job named 'Nobody'/);
+    // A class no process here defines is Sidekiq's NameError: retried, not buried (a shared Redis's Ruby jobs).
+    const [retrying] = ((await t.redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+    assert.equal(retrying.jid, "a3");
+    assert.equal(retrying.error_class, "UnknownJobError");
+    assert.match(retrying.error_message, /no job named 'Nobody'/);
     assert.equal(byJid.a4.error_class, "JobArgsError");
     assert.match(byJid.a4.error_message!, /args\[0\]/);
     assert.equal(byJid.a4.custom, 7, "unknown fields kept");
@@ -450,5 +458,46 @@ eachTarget("engine", (t) => {
     await createClient({ transport: t.redis }).push(Idle, []);
     // Well inside the 5 s block: the blocked pop itself woke.
     await waitFor(() => ran === 1, "the idle job", 3000);
+  });
+  it("retries a job whose class no process here knows with Sidekiq's backoff, and buries it only after its retries", async () => {
+    // On a Redis shared with Rails, a Ruby job reaching this worker must not be buried at once (Sidekiq's NameError).
+    const raw = JSON.stringify({ class: "Ruby::OnlyJob", args: [1], queue: "default", jid: "ruby1", retry: 2 });
+    await t.redis.call("LPUSH", "queue:default", raw);
+    t.worker = testWorker(t.redis, { jobs: [okJob().job] });
+    await t.worker.run();
+    const retryEntry = async () => {
+      const [entry, score] = (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+      return entry === undefined ? undefined : { entry, job: JSON.parse(entry) as JobPayload, at: Number(score) };
+    };
+    for (const count of [0, 1]) {
+      await waitFor(async () => (await retryEntry())?.job.retry_count === count, `retry_count ${count}`);
+      const { entry, job, at } = (await retryEntry())!;
+      assert.equal(job.error_class, "UnknownJobError");
+      assert.match(String(job.error_message), /no job named 'Ruby::OnlyJob'/);
+      // Sidekiq's delay: count**4 + 15 + rand(10) * (count + 1) seconds.
+      const delay = at - Date.now() / 1000;
+      assert.ok(delay > count ** 4 + 15 - 2 && delay < count ** 4 + 15 + 9 * (count + 1) + 1, `delay ${delay}`);
+      assert.equal(Number(await t.redis.call("ZCARD", "dead")), 0, "not dead while retries remain");
+      // Due now: the poller puts it back on its queue and the worker meets it again.
+      await t.redis.call("ZADD", "retry", 0, entry);
+      assert.equal((await t.worker.poll()).promoted, 1);
+    }
+    await waitFor(async () => Number(await t.redis.call("ZCARD", "dead")) === 1, "dead after its retries");
+    const [dead] = await deadEntries(t.redis);
+    assert.deepEqual([dead.jid, dead.error_class, dead.retry_count], ["ruby1", "UnknownJobError", 2]);
+    assert.equal(Number(await t.redis.call("ZCARD", "retry")), 0);
+  });
+
+  it('with unknownJobs: "dead", buries a job whose class no process here knows at once', async () => {
+    await t.redis.call(
+      "LPUSH",
+      "queue:default",
+      JSON.stringify({ class: "Nobody", args: [], queue: "default", jid: "n1" }),
+    );
+    t.worker = testWorker(t.redis, { jobs: [], unknownJobs: "dead" });
+    await t.worker.run();
+    await waitFor(async () => Number(await t.redis.call("ZCARD", "dead")) === 1, "dead");
+    assert.equal((await deadEntries(t.redis))[0].error_class, "UnknownJobError");
+    assert.equal(Number(await t.redis.call("ZCARD", "retry")), 0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { toTransportError } from "../src/extend.ts";
+import { toTransportError } from "../src/transport/transport_error.ts";
 
 describe("toTransportError", () => {
   const cases: Array<[string, string]> = [

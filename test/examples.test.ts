@@ -13,6 +13,7 @@ import { createClient, drain, memoryTransport, type Transport } from "../mod.ts"
 import { parseConfig } from "../src/cli/config.ts";
 import { runtimeName } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
+import { suiteEdge } from "./support/suite_edge.ts";
 import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -66,28 +67,16 @@ function run(runtime: keyof typeof binaries, file: string, env: Record<string, s
 }
 
 describe("examples: against redis", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: { url: string; stop(): Promise<void> } | null = null;
-  let gateway: { url: string; stop(): Promise<void> } | undefined;
+  const edge = suiteEdge({ token: TOKEN });
   let redis: Transport;
   const running: Spawned[] = [];
-
-  before(async () => {
-    const { testRedis } = await import("./support/redis.ts");
-    const { startUpstashGateway } = await import("./support/upstash-gateway.ts");
-    const { ioredisTransport } = await import("../src/transport/ioredis.ts");
-    server = await testRedis();
-    gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
+  before(() => void (redis = edge.redis));
+  after(() => {
     for (const p of running) p.kill("SIGKILL");
-    await redis?.close();
-    await gateway?.stop();
-    await server?.stop();
   });
 
   const edgeEnv = () => ({
-    UPSTASH_REDIS_REST_URL: gateway!.url,
+    UPSTASH_REDIS_REST_URL: edge.gateway.url,
     UPSTASH_REDIS_REST_TOKEN: TOKEN,
     CRON_SECRET: SECRET,
   });
@@ -168,7 +157,7 @@ describe("examples: against redis", { skip: !redisAvailable() && "no redis" }, (
     signal: "SIGTERM" | "SIGINT" | "SIGHUP",
   ) => {
     await redis.call("FLUSHDB");
-    const proc = run(runtime, file, { REDIS_URL: server!.url });
+    const proc = run(runtime, file, { REDIS_URL: edge.url });
     running.push(proc);
     await proc.waitFor(done);
     proc.kill(signal);

@@ -2,6 +2,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, createClient, createWorker, defineJob, drain, type Transport } from "../mod.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
+import { FEW_QUEUES, ReliableFetch } from "../src/server/reliable_fetch.ts";
+import { parseQueues } from "../src/server/queues.ts";
+import { FETCH_FIXED_KEYS, type FetchResult } from "../src/scripts/fetch.ts";
+import { FETCH_BYTES } from "../src/scripts/pop_first.ts";
+import { keys } from "../src/keys.ts";
+import { recoverOrphans } from "../src/server/recovery.ts";
 import type { Script } from "../src/transport/script.ts";
 import type { RedisArg } from "../src/transport/transport.ts";
 import { waitFor } from "./support/matrix.ts";
@@ -65,7 +71,15 @@ describe("prefetch option", () => {
 
 /** Wraps a transport to watch its fetch scripts: how many, how many at once, and how many jobs they asked for at once. */
 function watchFetches(inner: Transport) {
-  const seen = { calls: 0, inFlight: 0, peak: 0, asked: 0, peakAsked: 0 };
+  const seen = {
+    calls: 0,
+    inFlight: 0,
+    peak: 0,
+    asked: 0,
+    peakAsked: 0,
+    named: [] as number[],
+    got: [] as number[],
+  };
   const transport: Transport = {
     kind: inner.kind,
     blocking: inner.blocking,
@@ -78,10 +92,14 @@ function watchFetches(inner: Transport) {
       if (script.name !== "fetch") return inner.script(script, keys, args);
       const count = Number(args[2]); // ARGV: identity, ttl, count, ...
       seen.calls++;
+      // KEYS: six fixed, the queues named, then u (ARGV[10]) keys to release.
+      seen.named.push(keys.length - FETCH_FIXED_KEYS - Number(args[9]));
       seen.peak = Math.max(seen.peak, ++seen.inFlight);
       seen.peakAsked = Math.max(seen.peakAsked, seen.asked += count);
       try {
-        return await inner.script(script, keys, args);
+        const result = await inner.script(script, keys, args);
+        seen.got.push((result as FetchResult).jobs.length);
+        return result;
       } finally {
         seen.inFlight--;
         seen.asked -= count;
@@ -169,5 +187,91 @@ eachTarget("fetching", (t) => {
     await t.worker.run();
     await waitFor(() => state.done === 300, "300 jobs");
     assert.ok(seen.peakAsked <= 3, `asked for ${seen.peakAsked} at once`);
+  });
+
+  it("a busy capsule of 100 queues names the few with work, not all 100, and a job on a quiet one still runs", async () => {
+    const queues = Array.from({ length: 100 }, (_, i) => `q${i}`);
+    const done = new Set<string>();
+    const Quick = defineJob({ name: "Quick", perform: (ctx) => void done.add(ctx.jid) });
+    const client = createClient({ transport: t.redis });
+    // The load on the last queue of a strict order: every fetch used to walk the 99 empty ones.
+    const jids = await client.pushBulk(Quick, Array.from({ length: 3000 }, () => []), { queue: "q99" });
+    const { transport, seen } = watchFetches(t.redis);
+    t.worker = testWorker(transport, { jobs: [Quick], capsules: { many: { queues, concurrency: 4 } } });
+    await t.worker.run();
+    await waitFor(() => done.size >= 500, "500 jobs");
+    const early = await client.push(Quick, [], { queue: "q0" });
+    await waitFor(() => done.size === 3001, "every job, the one on q0 too", 30_000);
+    assert.ok(done.has(early!) && jids.every((jid) => done.has(jid!)));
+    const few = seen.named.filter((n) => n <= 2).length;
+    // How many depends on the machine: a queue found empty sits out EMPTY_FOR_MS, so on a starved machine whose
+    // fetches come further apart more of them name all 100. Before, every fetch named all 100.
+    assert.ok(few >= 5, `fetches name few queues: ${JSON.stringify(seen.named.slice(0, 40))}`);
+    assert.ok(seen.named.some((n) => n === 100), "and every queue is asked now and then");
+  });
+
+  it(`a capsule of ${FEW_QUEUES} queues or fewer names every queue in every fetch (strict order exactly)`, async () => {
+    const queues = Array.from({ length: FEW_QUEUES }, (_, i) => `q${i}`);
+    const { Quick, state } = await backlog(t.redis, 0);
+    await createClient({ transport: t.redis }).pushBulk(Quick, Array.from({ length: 500 }, () => []), {
+      queue: `q${FEW_QUEUES - 1}`,
+    });
+    const { transport, seen } = watchFetches(t.redis);
+    t.worker = testWorker(transport, { jobs: [Quick], capsules: { few: { queues, concurrency: 4 } } });
+    await t.worker.run();
+    await waitFor(() => state.done === 500, "500 jobs");
+    assert.ok(seen.named.every((n) => n === FEW_QUEUES || n === 0), JSON.stringify(seen.named));
+  });
+
+  it("one held hash per capsule: recovery puts each batch back on its own queue, even with no list of queues", async () => {
+    const k = keys();
+    for (const listed of [true, false]) {
+      await t.target.flush();
+      const identity = `many:1:${listed}`;
+      const fetcher = new ReliableFetch({
+        transport: t.redis,
+        keys: k,
+        identity,
+        capsule: "default",
+        queues: parseQueues(["a", "b"]),
+        blockSeconds: 1,
+        ttl: 60,
+      });
+      await t.redis.call("HSET", k.process(identity), "beat", 1);
+      await fetcher.register();
+      const job = (jid: string, queue: string) => JSON.stringify({ class: "J", args: [], queue, jid });
+      await t.redis.call("LPUSH", "queue:a", job("a1", "a"));
+      await t.redis.call("LPUSH", "queue:b", job("b1", "b"), job("b2", "b"));
+      assert.equal((await fetcher.take(5)).units.length, 1, "a first (strict)");
+      assert.equal((await fetcher.take(5)).units.length, 2, "then b");
+      assert.deepEqual(fetcher.heldKeys, [k.held(identity, "default")]);
+      assert.equal(await heldCount(t.redis, identity), 3);
+      // A crash before the list of queues was written: the batches name their queues.
+      if (!listed) await t.redis.call("HDEL", k.held(identity, "default"), "#queues");
+      await t.redis.call("DEL", k.process(identity));
+      const result = await recoverOrphans({ transport: t.redis, keys: k });
+      assert.equal(result.requeued, 3);
+      const jids = async (q: string) =>
+        ((await t.redis.call("LRANGE", q, 0, -1)) as string[]).map((raw) => JSON.parse(raw).jid);
+      assert.deepEqual(await jids("queue:a"), ["a1"]);
+      assert.deepEqual((await jids("queue:b")).sort(), ["b1", "b2"]);
+      assert.equal(await heldCount(t.redis, identity), 0);
+    }
+  });
+
+  it("moves large jobs in batches of at most 1 MiB, however many were asked for", async () => {
+    const state = { done: 0 };
+    const Big = defineJob({ name: "Big", perform: (_ctx, _text: string) => void state.done++ });
+    await createClient({ transport: t.redis }).pushBulk(Big, Array.from({ length: 60 }, () => ["x".repeat(200_000)]));
+    const { transport, seen } = watchFetches(t.redis);
+    t.worker = testWorker(transport, {
+      jobs: [Big],
+      capsules: { big: { queues: ["default"], concurrency: 20, prefetch: 40 } },
+    });
+    await t.worker.run();
+    await waitFor(() => state.done === 60, "60 jobs of 200 KB");
+    // Asked for up to 60 at once, each fetch moved what fits in 1 MiB (five of 200 KB).
+    assert.ok(seen.peakAsked > 5, `asked for ${seen.peakAsked}`);
+    assert.ok(seen.got.every((n) => n <= Math.floor(FETCH_BYTES / 200_000)), JSON.stringify(seen.got));
   });
 });

@@ -17,9 +17,9 @@ import {
   IterationError,
   JobArgsError,
 } from "../mod.ts";
-import { iterationStates } from "../src/api/mod.ts";
-import { parseState } from "../src/api/iteration_states.ts";
-import { loadState, rubyFloat } from "../src/iterable/state.ts";
+import { iterationStates } from "../src/features/mod.ts";
+import { parseState } from "../src/features/iterable/iteration_states.ts";
+import { loadState, rubyFloat } from "../src/features/iterable/state.ts";
 import { createTestHarness } from "../src/testing.ts";
 import { upTo, walker } from "./support/iterable.ts";
 
@@ -45,6 +45,29 @@ describe("iteration sources", () => {
     assert.deepEqual(await collect(iterateRange({ from: 1, to: 3 }, null)), [[1, 2], [2, 3]]);
     assert.throws(() => [...iterateRange({ from: 0, to: 5, step: 0 }, null)], /'step' must not be 0/);
     assert.throws(() => [...iterateRange({ from: 0, to: Infinity }, null)], /'to' must be a finite number/);
+  });
+
+  it("iterateRange refuses numbers past Number.MAX_SAFE_INTEGER, and a step too small to move", () => {
+    // At most `n` steps: a source that never advances must fail, not hang the test.
+    const first = <T>(source: Iterable<T>, n: number): T[] => {
+      const out: T[] = [];
+      for (const x of source) if (out.push(x) >= n) break;
+      return out;
+    };
+    const big = 2 ** 53;
+    assert.throws(() => first(iterateRange({ from: big, to: big + 10 }, null), 20), /'from' must be.*MAX_SAFE_INTEGER/);
+    assert.throws(() => first(iterateRange({ from: 0, to: -big - 2, step: -1 }, null), 20), /'to' must be/);
+    assert.throws(() => first(iterateRange({ from: 0, to: 10, step: big * 4 }, null), 20), /'step' must be/);
+    assert.throws(() => first(iterateRange({ from: 0, to: 10 }, -big - 2), 20), /cursor must be/);
+    // A cursor past the end (the last item's `n + step`) is where a finished range resumes: nothing left.
+    assert.deepEqual(first(iterateRange({ from: 0, to: 10 }, big + 2), 20), []);
+    // 2^52 + 0.5 rounds back to 2^52: the range would re-run one item forever.
+    assert.throws(
+      () => first(iterateRange({ from: 2 ** 52, to: 2 ** 52 + 4, step: 0.5 }, null), 20),
+      /step 0\.5 does not move past 4503599627370496/,
+    );
+    const top = Number.MAX_SAFE_INTEGER;
+    assert.deepEqual(first(iterateRange({ from: top - 2, to: top }, null), 20), [[top - 2, top - 1], [top - 1, top]]);
   });
 
   it("iterateKeyset pages by key after the cursor, stops on a short page, and refuses a page that makes no progress", async () => {

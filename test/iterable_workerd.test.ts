@@ -1,5 +1,5 @@
 /**
- * The README's edge backfill, for real: an iterable job bundled as an edge
+ * docs/features.md's edge backfill (Iterable jobs), for real: an iterable job bundled as an edge
  * app bundles it and run in workerd (Cloudflare's runtime) through
  * miniflare, over @upstash/redis and the Upstash REST gateway fixture in
  * front of a private redis-server. Each request is one cron invocation: a
@@ -8,11 +8,11 @@
  *
  * Node only: miniflare drives workerd from Node.
  */
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Transport } from "../src/transport/transport.ts";
 import { runtimeName } from "./support/child.ts";
-import { bundleForWorkerd, startWorkerd, type WorkerdApp } from "./support/workerd.ts";
+import { suiteEdge } from "./support/suite_edge.ts";
 import { redisAvailable } from "./support/matrix.ts";
 import { upTo } from "./support/iterable.ts";
 
@@ -24,7 +24,7 @@ const skip = runtimeName !== "node"
 
 const entry = `
 import { createClient, defineIterableJob, drain, iterateRange } from "./mod.ts";
-import { upstashTransport } from "./src/transport/upstash.ts";
+import { upstashTransport } from "./src/transport/adapters/upstash/upstash_transport.ts";
 const Backfill = defineIterableJob({
   name: "Backfill",
   each: (ctx, cursor, to) => iterateRange({ from: 0, to }, cursor),
@@ -42,27 +42,13 @@ export default {
 `;
 
 describe("an iterable backfill in workerd, across cron invocations", { skip }, () => {
-  let server: { url: string; stop(): Promise<void> } | null = null;
-  let gateway: { url: string; stop(): Promise<void> } | undefined;
-  let redis: Transport;
-  let app: WorkerdApp | undefined;
+  const edge = suiteEdge({ token: TOKEN, app: { contents: entry } });
   // deno-lint-ignore no-explicit-any
   let mf: any;
-  before(async () => {
-    const { testRedis } = await import("./support/redis.ts");
-    const { startUpstashGateway } = await import("./support/upstash-gateway.ts");
-    const { ioredisTransport } = await import("../src/transport/ioredis.ts");
-    server = await testRedis();
-    gateway = await startUpstashGateway({ redisUrl: server!.url, token: TOKEN });
-    redis = ioredisTransport({ url: server!.url });
-    app = await startWorkerd(await bundleForWorkerd({ contents: entry }), { bindings: { URL: gateway.url, TOKEN } });
-    mf = app.mf;
-  });
-  after(async () => {
-    await app?.dispose();
-    await redis?.close();
-    await gateway?.stop();
-    await server?.stop();
+  let redis: Transport;
+  before(() => {
+    mf = edge.workerd.mf;
+    redis = edge.redis;
   });
 
   it(

@@ -1,15 +1,13 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, pollOnce, silentLogger, type Transport } from "../mod.ts";
-import { keys } from "../src/extend.ts";
 import { Poller } from "../src/server/poller.ts";
-import { TransportError } from "../src/errors.ts";
+import type { Script } from "../src/transport/script.ts";
+import { TransportError } from "../src/transport/transport_error.ts";
 import { heldCount, plantHeld } from "./support/held.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
 import { testWorker } from "./support/worker.ts";
-
-const k = keys();
 
 eachTarget("lifecycle", (t) => {
   it("heartbeat registers the process and its in-flight work as Sidekiq does", async () => {
@@ -149,15 +147,16 @@ eachTarget("lifecycle", (t) => {
 
   it("keeps a job held while its retry cannot be written, and writes it once Redis takes writes (Sidekiq #4141)", async () => {
     let readonly = true;
+    // The retry is written by the settle script (outcome and ack in one step, applied once).
     const failing: Transport = new Proxy(t.redis, {
       get(t, prop, receiver) {
-        if (prop === "call") {
-          return (cmd: string, ...args: (string | number)[]) =>
-            readonly && cmd === "ZADD" && args[0] === "retry"
+        if (prop === "script") {
+          return (script: Script<unknown>, keys: string[], args: (string | number)[]) =>
+            readonly && script.name === "settle" && keys[2] === "retry"
               ? Promise.reject(
                 new TransportError("readonly", "READONLY You can't write against a read only replica."),
               )
-              : t.call(cmd, ...args);
+              : t.script(script, keys, args);
         }
         const value = Reflect.get(t, prop, receiver);
         return typeof value === "function" ? value.bind(t) : value;
@@ -185,11 +184,11 @@ eachTarget("lifecycle", (t) => {
   it("buries a job whose outcome can never be written, with the reason, instead of holding it forever", async () => {
     const broken: Transport = new Proxy(t.redis, {
       get(t, prop, receiver) {
-        if (prop === "call") {
-          return (cmd: string, ...args: (string | number)[]) =>
-            cmd === "ZADD" && args[0] === "retry"
+        if (prop === "script") {
+          return (script: Script<unknown>, keys: string[], args: (string | number)[]) =>
+            script.name === "settle" && keys[2] === "retry"
               ? Promise.reject(new TransportError("wrongtype", "WRONGTYPE Operation against a key"))
-              : t.call(cmd, ...args);
+              : t.script(script, keys, args);
         }
         const value = Reflect.get(t, prop, receiver);
         return typeof value === "function" ? value.bind(t) : value;
@@ -296,17 +295,6 @@ eachTarget("lifecycle", (t) => {
     assert.deepEqual(left.sort(), ["a", "b", "c"], "neighbours stay queued");
   });
 
-  it("recovers an 0.1 private list (a rolling deploy) as well", async () => {
-    const ghost = "ghost:3:abcdefabcdef";
-    const list = k.legacyInflight(ghost, "default");
-    const raw = JSON.stringify({ class: "X", args: [], queue: "default", jid: "old" });
-    await t.redis.pipeline([["LPUSH", list, raw], ["HSET", "edgekiq:inflight", list, ghost]]);
-    const r = await new Poller({ client: createClient({ transport: t.redis }), logger: silentLogger }).runOnce();
-    assert.equal(r.recovered, 1);
-    assert.equal(JSON.parse((await t.redis.call("RPOP", "queue:default")) as string).jid, "old");
-    assert.equal(await t.redis.call("EXISTS", list), 0);
-  });
-
   it("recovers an orphan while two of its own capsules share a queue", async () => {
     const ran: string[] = [];
     const Rec = defineJob({
@@ -346,8 +334,8 @@ eachTarget("lifecycle", (t) => {
     t.worker = undefined;
     const client = createClient({ transport: t.redis });
     const now = Date.now() + 5000;
-    assert.ok((await pollOnce({ client, now })).periodic >= 1, "due ticks enqueued by a serverless poll");
-    assert.equal((await pollOnce({ client, now })).periodic, 0, "and not again");
+    assert.ok((await pollOnce({ client, now })).features.periodic >= 1, "due ticks enqueued by a serverless poll");
+    assert.equal((await pollOnce({ client, now })).features.periodic, 0, "and not again");
   });
 
   it("over HTTP the heartbeat carries the poll check: a due job is promoted by a beat, no poll command of its own", async () => {
@@ -370,6 +358,85 @@ eachTarget("lifecycle", (t) => {
     await waitFor(() => ran.includes(jid!), "the scheduled job promoted and run");
     assert.equal(scripts.filter((name) => name === "pollCheck").length, 0, "no poll check of its own");
     assert.ok(scripts.includes("heartbeat"));
+  });
+
+  it("the poll check says when the next entry comes due: never one already due, never +inf", async () => {
+    const client = createClient({ transport: t.redis });
+    const poller = new Poller({ client, logger: silentLogger });
+    const entry = (jid: string) => JSON.stringify({ class: "S", args: [], queue: "q", jid });
+    assert.equal((await poller.runOnce()).nextDueAt, undefined, "nothing waits");
+    const now = Date.now() / 1000;
+    await t.redis.call(
+      "ZADD",
+      "schedule",
+      String(now - 1),
+      entry("due"),
+      String(now + 30),
+      entry("b"),
+      "+inf",
+      entry("c"),
+    );
+    await t.redis.call("ZADD", "retry", String(now + 12.25), entry("r"));
+    const first = await poller.runOnce();
+    assert.equal(first.promoted, 1);
+    assert.ok(Math.abs(first.nextDueAt! - (now + 12.25) * 1000) < 1, `next ${first.nextDueAt} (retry's entry)`);
+    await t.redis.call("ZREM", "retry", entry("r"));
+    assert.ok(Math.abs((await poller.runOnce()).nextDueAt! - (now + 30) * 1000) < 1, "then schedule's");
+    await t.redis.call("ZREM", "schedule", entry("b"));
+    assert.equal((await poller.runOnce()).nextDueAt, undefined, "an entry scored +inf never comes due");
+  });
+
+  it("one poller of a fleet wakes for a due time: the first to see it claims it, a sooner entry moves the claim", async () => {
+    const client = createClient({ transport: t.redis });
+    const poller = (identity?: string) => new Poller({ client, logger: silentLogger, identity });
+    const [a, b] = [poller("a:1:aaaaaaaaaaaa"), poller("b:2:bbbbbbbbbbbb")];
+    const entry = (jid: string) => JSON.stringify({ class: "S", args: [], queue: "q", jid });
+    const now = Date.now() / 1000;
+    await t.redis.call("ZADD", "schedule", String(now + 30), entry("later"));
+    assert.ok((await a.runOnce()).nextDueAt, "the first to see it claims it");
+    assert.equal((await b.runOnce()).nextDueAt, undefined, "the other keeps its interval");
+    assert.ok((await a.runOnce()).nextDueAt, "the claimer is told again");
+    assert.ok((await poller().runOnce()).nextDueAt, "a poll without identity (serverless) is always told");
+    await t.redis.call("ZADD", "schedule", String(now + 10), entry("sooner"));
+    assert.ok(
+      Math.abs((await b.runOnce()).nextDueAt! - (now + 10) * 1000) < 1,
+      "a sooner entry: whoever sees it first",
+    );
+    assert.equal((await a.runOnce()).nextDueAt, undefined);
+  });
+
+  it("a worker's poller wakes when a scheduled job comes due, not up to an interval later", async () => {
+    let ranAt = 0;
+    const Soon = defineJob({ name: "Soon", perform: () => void (ranAt = Date.now()) });
+    await createClient({ transport: t.redis }).push(Soon, [], { in: 2 });
+    const at = Number(((await t.redis.call("ZRANGE", "schedule", 0, 0, "WITHSCORES")) as string[])[1]);
+    // Polls 30-90 s apart: only the due time can bring this poll on time.
+    t.worker = testWorker(t.redis, { jobs: [Soon], poller: true, pollIntervalAverage: 60, pollInitialWait: 0 });
+    await t.worker.run();
+    await waitFor(() => ranAt > 0, "the job ran", 15_000);
+    const late = ranAt - at * 1000;
+    assert.ok(late >= 0 && late < 2000, `ran ${late} ms after its time`);
+  });
+
+  it("over HTTP a poll of its own comes when a job comes due before the next beat, and none while idle", async () => {
+    const scripts: string[] = [];
+    const inner = t.redis;
+    const http = Object.create(inner) as Transport;
+    Object.defineProperty(http, "blocking", { value: false });
+    http.script = (script, keys, args) => (scripts.push(script.name), inner.script(script, keys, args));
+    let ranAt = 0;
+    const Soon = defineJob({ name: "Soon", perform: () => void (ranAt = Date.now()) });
+    await createClient({ transport: t.redis }).push(Soon, [], { in: 2 });
+    const at = Number(((await t.redis.call("ZRANGE", "schedule", 0, 0, "WITHSCORES")) as string[])[1]);
+    t.worker = testWorker(http, { jobs: [Soon], poller: true, pollMaxMs: 200, heartbeatInterval: 50 });
+    await t.worker.run(); // the first beat's check says the job comes due in 2 s; the next beat is 50 s away
+    await waitFor(() => ranAt > 0, "the job ran", 15_000);
+    assert.ok(ranAt - at * 1000 < 3000, `ran ${ranAt - at * 1000} ms after its time`);
+    assert.equal(
+      scripts.filter((name) => name === "pollCheck").length,
+      1,
+      "one poll check of its own, at the due time",
+    );
   });
 
   it("never recovers a live process's held jobs", async () => {

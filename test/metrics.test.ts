@@ -9,8 +9,9 @@ import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { keys } from "../src/keys.ts";
-import { Discard, TransportError } from "../src/errors.ts";
-import { defineJob } from "../src/job.ts";
+import { Discard } from "../src/control.ts";
+import { TransportError } from "../src/transport/transport_error.ts";
+import { defineJob } from "../mod.ts";
 import { Client } from "../src/client.ts";
 import { drain } from "../src/server/drain.ts";
 import { silentLogger } from "../src/logger.ts";
@@ -22,11 +23,12 @@ import {
   minuteBucket,
   tenMinuteBucket,
   utcDay,
-} from "../src/metrics/buckets.ts";
-import { HISTOGRAM_LABELS, HISTOGRAM_READ, HISTOGRAM_SIZE, histogramIndex } from "../src/metrics/histogram.ts";
-import { metricsClassName, MetricsTracker } from "../src/metrics/tracker.ts";
-import { metricsMiddleware } from "../src/metrics/middleware.ts";
-import { METRICS_FLUSH } from "../src/metrics/flush_script.ts";
+} from "../src/features/metrics/buckets.ts";
+import { HISTOGRAM_LABELS, HISTOGRAM_READ, HISTOGRAM_SIZE, histogramIndex } from "../src/features/metrics/histogram.ts";
+import { MetricsTracker } from "../src/features/metrics/tracker.ts";
+import { displayClass } from "../src/activejob.ts";
+import { metricsMiddleware } from "../src/features/metrics/metrics_middleware.ts";
+import { METRICS_FLUSH } from "../src/features/metrics/flush_script.ts";
 import type { Script } from "../src/transport/script.ts";
 import type { Command, RedisArg, Transport } from "../src/transport/transport.ts";
 import { matrix } from "./support/matrix.ts";
@@ -71,10 +73,10 @@ describe("metric buckets", () => {
   it("counts ActiveJob wrappers under their wrapped class", () => {
     const wrapper = "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper";
     assert.equal(
-      metricsClassName({ class: wrapper, wrapped: "ImportJob", args: [], queue: "q", jid: "j" }),
+      displayClass({ class: wrapper, wrapped: "ImportJob", args: [], queue: "q", jid: "j" }),
       "ImportJob",
     );
-    assert.equal(metricsClassName({ class: "HardJob", args: [], queue: "q", jid: "j" }), "HardJob");
+    assert.equal(displayClass({ class: "HardJob", args: [], queue: "q", jid: "j" }), "HardJob");
   });
 });
 
@@ -135,7 +137,7 @@ async function replay(redis: Transport, commands: Recorded): Promise<void> {
 
 /** Loads the flush script, so round trips count the steady state (a restarted server costs one more, EVAL after NOSCRIPT). */
 async function warm(redis: Transport): Promise<void> {
-  await redis.script(METRICS_FLUSH, ["warm"], [60]);
+  await redis.script(METRICS_FLUSH, ["warm"], [60, 0]);
   await redis.call("DEL", "warm");
 }
 
@@ -269,6 +271,27 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok((await redis.call("TTL", k.metricsFlushed(tracker.id))) as number > 8 * 3600 - 60);
     });
 
+    it("applies a batch at most once when its write fails half-way (BITFIELD refused after the HINCRBYs)", async () => {
+      const at = new Date("2025-02-14T08:05:00Z");
+      const tracker = new MetricsTracker();
+      // A histogram key of the wrong type: the hashes are written, then BITFIELD fails.
+      await redis.call("RPUSH", "h|HardJob-14-8:5", "not a histogram");
+      tracker.record("HardJob", 10, false);
+      await assert.rejects(tracker.flush(redis, k, { now: at }), /WRONGTYPE/);
+      assert.equal(tracker.pendingBatches, 1, "kept: the tracker cannot tell how far a failed flush got");
+      // Each heartbeat sends the kept batch again: it must not count again.
+      for (let beat = 2; beat <= 4; beat++) {
+        await tracker.flush(redis, k, { now: at }).catch(() => {});
+        assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "1", `after ${beat} flushes`);
+      }
+      await redis.call("DEL", "h|HardJob-14-8:5");
+      tracker.record("HardJob", 20, false);
+      assert.equal((await tracker.flush(redis, k, { now: at })).applied, 1);
+      assert.equal(tracker.pendingBatches, 0);
+      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "2");
+      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|ms"), "30");
+    });
+
     it("drops the oldest unsent batch past maxPending, and says so", async () => {
       const t = faulty(redis);
       const tracker = new MetricsTracker({ maxPending: 2 });
@@ -324,7 +347,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
 describe("metricsMiddleware", () => {
   it("records runs, failures, Discard and ActiveJob wrappers through a real drain", async () => {
-    const { memoryTransport } = await import("../src/transport/memory.ts");
+    const { memoryTransport } = await import("../src/transport/adapters/memory/memory_transport.ts");
     const transport = memoryTransport();
     const client = new Client({ transport });
     const Ok = defineJob({ name: "OkJob", perform() {} });

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { Client } from "../src/client.ts";
 import { ConfigError } from "../src/errors.ts";
-import { markDeploy, Metrics } from "../src/api/mod.ts";
-import { MetricsTracker } from "../src/metrics/tracker.ts";
+import { markDeploy, Metrics } from "../src/features/mod.ts";
+import { MetricsTracker } from "../src/features/metrics/tracker.ts";
 import type { Command, Transport } from "../src/transport/transport.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -60,10 +60,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual([result.buckets[0], result.buckets[59]], ["2022-07-22T21:04:00Z", "2022-07-22T22:03:00Z"]);
       assert.deepEqual(result.jobs.map((j) => j.name), ["App::SomeJob", "App::FooJob"]);
       const [some, foo] = result.jobs;
-      assert.deepEqual(some.totals, { p: 2, f: 1, ms: 400000 });
+      assert.deepEqual(some.totals, { p: 2, f: 1, ms: 400000, x: 0 });
       assert.equal(some.success, 1);
       assert.equal(some.avgMs, 400000);
-      assert.deepEqual(foo.totals, { p: 3, f: 0, ms: 301 });
+      assert.deepEqual(foo.totals, { p: 3, f: 0, ms: 301, x: 0 });
       assert.equal(foo.series.p[59], 3);
       assert.equal(foo.series.p.slice(0, 59).reduce((a, b) => a + b), 0);
 
@@ -74,13 +74,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("reads one class with its histogram, as Sidekiq's for_job", async () => {
       await replay(client.transport, fixture.sidekiq8["2022-07-22T22:03:00Z"]);
       const result = await new Metrics(client).forJob("App::FooJob", { now: new Date("2022-07-22T22:03:40Z") });
-      assert.deepEqual(result.job.totals, { p: 3, f: 0, ms: 301 });
+      assert.deepEqual(result.job.totals, { p: 3, f: 0, ms: 301, x: 0 });
       const expected = new Array(26).fill(0);
       expected[0] = expected[1] = expected[7] = 1; // 1 ms, 20 ms, 280 ms
       assert.deepEqual(result.histogram!.at(-1), expected);
       assert.deepEqual(result.histogramTotals, expected);
       const missing = await new Metrics(client).forJob("DoesntExist", { now: FIXED });
-      assert.deepEqual(missing.job.totals, { p: 0, f: 0, ms: 0 });
+      assert.deepEqual(missing.job.totals, { p: 0, f: 0, ms: 0, x: 0 });
       assert.equal(missing.job.avgMs, 0);
     });
 
@@ -127,7 +127,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const now = new Date("2025-02-14T08:05:30Z");
       const v7 = new Metrics(client, { format: "sidekiq7" });
       const result = await v7.forJob("App::FooJob", { now });
-      assert.deepEqual(result.job.totals, { p: 3, f: 0, ms: 301 });
+      assert.deepEqual(result.job.totals, { p: 3, f: 0, ms: 301, x: 0 });
       assert.deepEqual(result.histogram!.at(-1)!.slice(0, 8), [1, 1, 0, 0, 0, 0, 0, 1]);
       assert.deepEqual((await v7.topJobs({ now })).jobs.map((j) => j.name), ["App::SomeJob", "App::FooJob"]);
       assert.deepEqual((await new Metrics(client).topJobs({ now })).jobs, [], "Sidekiq 8's keys are elsewhere");

@@ -15,14 +15,15 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { Client } from "../src/client.ts";
-import { Discard } from "../src/errors.ts";
-import { defineJob } from "../src/job.ts";
+import { Discard } from "../src/control.ts";
+import { defineJob } from "../mod.ts";
 import { silentLogger } from "../src/logger.ts";
 import { drain } from "../src/server/drain.ts";
-import { memoryTransport } from "../src/transport/memory.ts";
+import { memoryTransport } from "../src/transport/adapters/memory/memory_transport.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { pollOnce } from "../src/server/poller.ts";
-import { otelMiddleware, type OtelOptions } from "../src/middleware/otel/mod.ts";
+import { otelMiddleware, type OtelOptions } from "../src/features/otel/mod.ts";
+import { extractTrace } from "../src/features/otel/carrier.ts";
 import { waitFor } from "./support/matrix.ts";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -171,6 +172,24 @@ describe("otel middleware", () => {
     }
   });
 
+  it("reads traceparent as W3C Trace Context says: version 00 exactly, later versions extensible", () => {
+    const ids = "0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331";
+    const read = (traceparent: unknown) =>
+      extractTrace({ class: "A", args: [], queue: "q", jid: "j", traceparent })?.spanId ?? null;
+    assert.equal(read(`00-${ids}-01`), "b7ad6b7169203331");
+    assert.equal(read(`00-${ids}-01-extra`), null, "version 00 is exactly 55 characters");
+    assert.equal(read(`00-${ids}-01-`), null);
+    assert.equal(read(`00-${ids}-01x`), null);
+    assert.equal(read(`00-${ids}-01 `), null);
+    assert.equal(read(`01-${ids}-01-what-comes-next`), "b7ad6b7169203331", "a later version may carry more after '-'");
+    assert.equal(read(`01-${ids}-01`), "b7ad6b7169203331");
+    assert.equal(read(`01-${ids}-01x`), null, "...but only after a '-'");
+    assert.equal(read(`ff-${ids}-01`), null, "version ff is invalid");
+    assert.equal(read(`00-${"0".repeat(32)}-b7ad6b7169203331-01`), null, "all-zero trace id");
+    assert.equal(read(`00-0af7651916cd43dd8448eb211c80319c-${"0".repeat(16)}-01`), null, "all-zero span id");
+    assert.equal(read(`00-${ids.toUpperCase()}-01`), null, "hex is lower case");
+  });
+
   it("marks a Discard as an event, not an error", async () => {
     const Skip = defineJob({
       name: "SkipJob",
@@ -240,10 +259,10 @@ describe("otel entry point", () => {
       /from\s+["']@opentelemetry\//.test(readFileSync(join(root, "src", f), "utf8"))
     );
     assert.ok(importers.length > 0);
-    assert.deepEqual(importers.filter((f) => !f.startsWith("middleware/otel/")), []);
+    assert.deepEqual(importers.filter((f) => !f.startsWith("features/otel/")), []);
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     assert.equal(pkg.peerDependenciesMeta["@opentelemetry/api"]?.optional, true);
     assert.equal(pkg.dependencies["@opentelemetry/api"], undefined);
-    assert.equal(pkg.exports["./otel"].default, "./dist/src/middleware/otel/mod.js");
+    assert.equal(pkg.exports["./otel"].default, "./dist/src/features/otel/mod.js");
   });
 });

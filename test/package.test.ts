@@ -7,8 +7,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../mod.ts";
 import { impureFiles } from "./support/purity.ts";
@@ -21,7 +31,7 @@ const deno = JSON.parse(readFileSync(join(root, "deno.json"), "utf8"));
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
     const path = `${dir}/${name}`;
-    return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith(".ts") ? [path] : [];
+    return statSync(join(root, path)).isDirectory() ? sources(path) : /\.tsx?$/.test(path) ? [path] : [];
   });
 }
 
@@ -70,7 +80,7 @@ describe("packaging", () => {
   });
 
   it("keeps every Redis client and hono optional peers, tested at a pinned devDependency", () => {
-    for (const name of ["ioredis", "@upstash/redis", "hono"]) {
+    for (const name of ["ioredis", "@upstash/redis", "hono", "@hono/node-server"]) {
       assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is an optional peer`);
       assert.equal(pkg.dependencies[name], undefined, `${name} is not a hard dependency`);
     }
@@ -79,23 +89,35 @@ describe("packaging", () => {
     }
     const adapters = { ioredis: "ioredis", upstash: "@upstash/redis", bun: "bun" };
     for (const [file, own] of Object.entries(adapters)) {
-      const imported = bareImports(`src/transport/${file}.ts`);
+      const imported = bareImports(`src/transport/adapters/${file}/${file}_transport.ts`);
       for (const other of Object.values(adapters).filter((o) => o !== own)) {
         assert.ok(!imported.includes(other), `${file}.ts must not import ${other}`);
       }
     }
     const core = readFileSync(join(root, "mod.ts"), "utf8");
-    assert.doesNotMatch(core, /transport\/(ioredis|upstash|bun)\.ts/, "the core entry loads no adapter");
+    assert.doesNotMatch(core, /adapters\/(ioredis|upstash|bun)\//, "the core entry loads no adapter");
   });
 
-  it("imports hono only in edgekiq/web, valibot only in the CLI and croner only for periodic jobs (its dependencies)", () => {
+  it("imports hono only in the dashboard (edgekiq/web and features' pages), valibot, yaml and get-east-asian-width only in the CLI and croner only for periodic jobs (its dependencies)", () => {
     for (const path of sources("src").concat("mod.ts")) {
       const imported = bareImports(path);
-      if (imported.includes("hono")) assert.match(path, /^src\/web\//, `${path} imports hono`);
-      if (imported.includes("valibot")) assert.match(path, /^src\/cli\//, `${path} imports valibot`);
-      if (imported.includes("croner")) assert.match(path, /^src\/periodic\//, `${path} imports croner`);
+      // A .tsx page loads hono/jsx; the architecture test checks the root entry never loads one.
+      if (imported.includes("hono") || path.endsWith(".tsx")) {
+        assert.match(
+          path,
+          /^src\/(web\/|features\/preset\/(dashboard|metrics_handler|cron_routes)\.ts$|features\/events\/event_routes\.ts$|features\/[^/]+\/[^/]+\.tsx$|cli\/)/,
+          `${path} imports hono`,
+        );
+      }
+      for (const cliOnly of ["valibot", "yaml", "get-east-asian-width"]) {
+        if (imported.includes(cliOnly)) assert.match(path, /^src\/cli\//, `${path} imports ${cliOnly}`);
+      }
+      if (imported.includes("@hono/node-server")) {
+        assert.equal(path, "src/cli/host.ts", `${path} imports @hono/node-server`);
+      }
+      if (imported.includes("croner")) assert.match(path, /^src\/features\/periodic\//, `${path} imports croner`);
     }
-    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ["croner", "valibot"]);
+    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ["croner", "get-east-asian-width", "valibot", "yaml"]);
   });
 
   it("maps every bare import of the JSR package, and publishes no CLI file", () => {
@@ -128,5 +150,23 @@ describe("packaging", () => {
 describe("core purity", () => {
   it("only src/runtime/, the adapters and the CLI's host glue touch node:*, Deno, Bun or process", () => {
     assert.deepEqual(impureFiles(root), []);
+  });
+
+  it("catches `process.` anywhere in code, strings and import paths included, but not in comments", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgekiq-purity-"));
+    try {
+      mkdirSync(join(dir, "src/api"), { recursive: true });
+      mkdirSync(join(dir, "src/runtime"), { recursive: true });
+      writeFileSync(join(dir, "src/api/a.ts"), 'import { P } from "./process.ts";\n');
+      writeFileSync(join(dir, "src/api/b.ts"), 'export const help = "over every process.";\n');
+      writeFileSync(
+        join(dir, "src/api/c.ts"),
+        "/** Every process.env read lives in src/runtime/. */\nexport const c = 1;\n",
+      );
+      writeFileSync(join(dir, "src/runtime/d.ts"), "export const env = process.env;\n");
+      assert.deepEqual(impureFiles(dir).sort(), ["src/api/a.ts", "src/api/b.ts"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

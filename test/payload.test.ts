@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, defineJob, PayloadError } from "../mod.ts";
-import { parsePayload, serializePayload, toEpochMs } from "../src/extend.ts";
+import { parsePayload, serializePayload, toEpochMs } from "../src/payload.ts";
 import { createRegistry } from "../src/registry.ts";
 import { assertJsonSafe } from "../src/json_safe.ts";
 import { newJids } from "../src/payload.ts";
@@ -149,7 +149,7 @@ describe("payload depth and unreadable input", () => {
   });
 
   it("describes any value in a short, escaped excerpt", async () => {
-    const { describe: describeValue } = await import("../src/payload.ts");
+    const { describeValue } = await import("../src/describe_value.ts");
     let deep: unknown[] = [];
     for (let i = 0; i < 20_000; i++) deep = [deep];
     for (let i = 0; i < 300_000; i++) deep = [deep];

@@ -6,13 +6,13 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { createClient } from "../src/client.ts";
+import { createClient } from "../mod.ts";
 import { ConfigError } from "../src/errors.ts";
-import { defineJob } from "../src/job.ts";
+import { defineJob } from "../mod.ts";
 import { keys } from "../src/keys.ts";
-import { PeriodicSet } from "../src/api/mod.ts";
-import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/periodic/mod.ts";
-import { memoryTransport } from "../src/transport/memory.ts";
+import { PeriodicSet } from "../src/features/mod.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/features/periodic/mod.ts";
+import { memoryTransport } from "../src/transport/adapters/memory/memory_transport.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { matrix } from "./support/matrix.ts";
 

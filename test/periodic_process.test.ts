@@ -5,9 +5,9 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient } from "../src/client.ts";
+import { createClient } from "../mod.ts";
 import { keys } from "../src/keys.ts";
-import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/periodic/mod.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/features/periodic/mod.ts";
 import { type Child, spawnFixture } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
 import { suiteRedis } from "./support/suite_redis.ts";

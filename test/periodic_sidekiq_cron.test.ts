@@ -5,16 +5,15 @@
  * first; sidekiq-cron's Web UI data (last enqueue time, jid history) reads
  * edgekiq's pushes; disabling the job in Ruby stops it in edgekiq too.
  */
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { createClient } from "../src/client.ts";
+import { createClient } from "../mod.ts";
 import { keys } from "../src/keys.ts";
-import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/periodic/mod.ts";
-import { ioredisTransport } from "../src/transport/ioredis.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/features/periodic/mod.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { redisAvailable } from "./support/matrix.ts";
-import { testRedis } from "./support/redis.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { rubyJson } from "./support/ruby.ts";
 
 const k = keys();
@@ -31,19 +30,12 @@ function cronSkip(): string | false {
 }
 
 describe("periodic schedules shared with sidekiq-cron", { skip: cronSkip() }, () => {
-  let server: Awaited<ReturnType<typeof testRedis>>;
+  const suite = suiteRedis();
   let redis: Transport;
-  before(async () => {
-    server = await testRedis();
-    redis = ioredisTransport({ url: server!.url });
-  });
-  after(async () => {
-    await redis?.close();
-    await server?.stop();
-  });
+  before(() => void (redis = suite.redis));
 
   const ruby = <T = string>(now: number, ...args: string[]) =>
-    rubyJson<T>("periodic_cron", { env: { REDIS_URL: server!.url, NOW: String(now / 1000) }, args });
+    rubyJson<T>("periodic_cron", { env: { REDIS_URL: suite.url, NOW: String(now / 1000) }, args });
   const queued = async () =>
     ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).map((raw) => JSON.parse(raw)).reverse();
 

@@ -13,9 +13,9 @@ const skip = runtimeName !== "node" && `miniflare drives workerd from Node (this
 
 // The worker: a Berlin fixed-time and a New York schedule over their spring-forward days.
 const entry = `
-import { createClient } from "./src/client.ts";
-import { memoryTransport } from "./src/transport/memory.ts";
-import { enqueueDuePeriodic, registerPeriodic } from "./src/periodic/mod.ts";
+import { createClient } from "./src/features/preset/create_client.ts";
+import { memoryTransport } from "./src/transport/adapters/memory/memory_transport.ts";
+import { enqueueDuePeriodic, registerPeriodic } from "./src/features/periodic/mod.ts";
 export default {
   async fetch() {
     const client = createClient({ transport: memoryTransport() });

@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { createClient, defineJob, silentLogger } from "../mod.ts";
 import { keys } from "../src/extend.ts";
-import { Fetcher } from "../src/server/fetch.ts";
+import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { Poller } from "../src/server/poller.ts";
 import { parseQueues } from "../src/server/queues.ts";
-import { TransportError } from "../src/errors.ts";
+import { TransportError } from "../src/transport/transport_error.ts";
 import type { RedisArg, Transport } from "../src/transport/transport.ts";
 import type { Script } from "../src/transport/script.ts";
 import { spawnFixture } from "./support/child.ts";
@@ -125,26 +125,65 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
     }
   });
 
-  it("acknowledges a queued payload that is not valid UTF-8: not replayed at the next start", async () => {
+  it("buries a queued job whose bytes are not valid UTF-8, byte for byte, and never runs it", async () => {
     await suite.redis.call("FLUSHDB");
     const raw = new Redis(suite.url);
     const seen: unknown[] = [];
     const X = defineJob({ name: "X", perform: (_ctx, arg: unknown) => void seen.push(arg) });
+    const bad = (jid: string) =>
+      Buffer.concat([Buffer.from('{"class":"X","args":["'), Buffer.from([0xff]), Buffer.from(`"],"jid":"${jid}"}`)]);
+    const buried = async () => (await raw.zrangeBuffer("dead", "0", "-1")).map((b) => b.toString("latin1")).sort();
     try {
-      await raw.lpush(
-        "queue:default",
-        Buffer.concat([Buffer.from('{"class":"X","args":["'), Buffer.from([0xff]), Buffer.from('"],"jid":"b2"}')]),
-      );
+      // Fetched in a batch, beside a valid job whose text holds a real U+FFFD (it runs).
+      await raw.lpush("queue:default", bad("b2"), JSON.stringify({ class: "X", args: ["\uFFFD real"], jid: "ok1" }));
       const worker = testWorker(suite.redis, { jobs: [X] });
       await worker.run();
-      await waitFor(() => seen.length === 1, "the job to run");
+      await waitFor(async () => seen.length === 1 && (await raw.zcard("dead")) === 1, "the batch settled");
+      // Taken by the blocking fetch of an idle worker.
+      await raw.lpush("queue:default", bad("b3"));
+      await waitFor(async () => (await raw.zcard("dead")) === 2, "the blocked-for job buried");
+      await raw.lpush("queue:default", JSON.stringify({ class: "X", args: ["after"], jid: "ok2" }));
+      await waitFor(() => seen.length === 2, "the next job to run");
       await worker.stop();
+      assert.deepEqual(seen, ["\uFFFD real", "after"], "no job ran with U+FFFD in place of its bytes");
+      assert.deepEqual(await buried(), [bad("b2"), bad("b3")].map((b) => b.toString("latin1")).sort(), "byte for byte");
       assert.equal(await heldCount(suite.redis, worker.identity), 0);
       assert.equal(await raw.llen("queue:default"), 0, "not put back at stop");
       const again = testWorker(suite.redis, { jobs: [X] });
       await again.run();
       await again.stop();
-      assert.equal(seen.length, 1, "not replayed");
+      assert.equal(seen.length, 2, "not replayed");
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it("a failed check of a batch's bytes gives the batch back: its jobs are checked again, none is lost", async () => {
+    await suite.redis.call("FLUSHDB");
+    const raw = new Redis(suite.url);
+    try {
+      const bad = Buffer.concat([Buffer.from('{"class":"X","args":["'), Buffer.from([0xfe]), Buffer.from('"]}')]);
+      await raw.lpush("queue:default", bad, JSON.stringify({ class: "X", args: [], jid: "fine" }));
+      let fail = 1;
+      const flaky: Transport = Object.create(suite.redis, {
+        script: {
+          value<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
+            if (script.name === "buryInvalidUtf8" && fail-- > 0) {
+              return Promise.reject(new TransportError("connection", "connection closed (test)"));
+            }
+            return suite.redis.script(script, keys, args);
+          },
+        },
+      });
+      const fetcher = await liveFetcher(flaky, "host:1:utf8");
+      await assert.rejects(fetcher.take(10), TransportError);
+      const { units } = await fetcher.take(10);
+      assert.deepEqual(units.map((u) => JSON.parse(u.raw).jid), ["fine"], "taken again; the invalid one buried");
+      assert.deepEqual(await raw.zrangeBuffer("dead", "0", "-1"), [bad]);
+      fetcher.ack(units[0], false);
+      await fetcher.flush();
+      assert.equal(await heldCount(suite.redis, "host:1:utf8"), 0);
+      assert.equal(await raw.llen("queue:default"), 0);
     } finally {
       raw.disconnect();
     }
@@ -152,14 +191,13 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
 });
 
 /** A fetcher of the default queue for a process that is alive (its entry exists) and registered. */
-async function liveFetcher(redis: Transport, identity: string): Promise<Fetcher> {
-  const fetcher = new Fetcher({
+async function liveFetcher(redis: Transport, identity: string): Promise<ReliableFetch> {
+  const fetcher = new ReliableFetch({
     transport: redis,
     keys: k,
     identity,
     capsule: "default",
     queues: parseQueues(["default"]),
-    reliable: true,
     blockSeconds: 2,
     ttl: 60,
   });
@@ -283,7 +321,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
           seen.push({
             jid: ctx.jid,
             held: await heldCount(redis, worker.identity),
-            started: Number(await redis.call("HGET", k.held(worker.identity, "default", "default"), "#started")),
+            started: Number(await redis.call("HGET", k.held(worker.identity, "default"), "#started")),
           });
         },
       });
@@ -311,7 +349,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       const R = defineJob({
         name: "R",
         async perform(ctx) {
-          const held = k.held(worker.identity, "default", "default");
+          const held = k.held(worker.identity, "default");
           seen.push({ jid: ctx.jid, started: Number(await redis.call("HGET", held, "#started")) });
         },
       });
@@ -339,7 +377,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       const { units } = await fetcher.take(3, 3);
       assert.deepEqual(units.map((u) => JSON.parse(u.raw).jid), ["a", "b", "c"]);
       // Had b and c been marked, a pill in b would count c (which never ran) as its neighbour.
-      const held = k.held(identity, "default", "default");
+      const held = k.held(identity, "default");
       assert.equal(Number(await redis.call("HGET", held, "#started")), units[0].token);
       // An empty fetch marks nothing.
       await fetcher.take(3, 3);
@@ -361,7 +399,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       );
       const [unit] = await waiting;
       assert.equal(JSON.parse(unit.raw).jid, "late");
-      fetcher.ack(unit);
+      fetcher.ack(unit, false);
       await fetcher.flush();
       assert.equal(await heldCount(redis, "blocker:1:abcdefabcdef"), 0, "acknowledged, not left in the landing list");
     });
@@ -371,7 +409,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       const raw = JSON.stringify({ class: "Unknown", args: [], queue: "default", jid: "u1" });
       await redis.call("LPUSH", "queue:default", raw);
       const before = redis.counters.commands;
-      const worker = testWorker(redis, { jobs: [], unknownJobs: "requeue" });
+      const worker = testWorker(redis, { jobs: [], unknownJobs: "postpone" });
       await worker.run();
       await waitFor(async () => Number(await redis.call("ZCARD", "schedule")) === 1, "postponed");
       await new Promise((r) => setTimeout(r, 300)); // would be thousands of commands in a hot loop

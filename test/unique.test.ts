@@ -17,11 +17,12 @@ import {
   PayloadError,
   pollOnce,
   type Transport,
-  uniqueJobs,
 } from "../mod.ts";
-import { DeadSet, Queue, RetrySet, ScheduledSet, UniqueLocks } from "../src/api/mod.ts";
-import { canonicalJson, uniqueDigest } from "../src/unique/digest.ts";
-import { sha256 } from "../src/unique/sha256.ts";
+import { uniqueJobs } from "../src/features/mod.ts";
+import { DeadSet, Queue, RetrySet, ScheduledSet } from "../src/api/mod.ts";
+import { UniqueLocks } from "../src/features/mod.ts";
+import { canonicalJson, uniqueDigest } from "../src/features/unique/unique_digest.ts";
+import { sha256 } from "../src/features/unique/sha256.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -74,7 +75,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     beforeEach(async () => {
       redis ??= await target.open();
       await target.flush();
-      client = createClient({ transport: redis, middleware: [unique.client] });
+      client = createClient({ transport: redis, features: [unique] });
     });
 
     it("10 clients pushing the same job at once write it exactly once", async () => {
@@ -84,7 +85,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           async () =>
             createClient({
               transport: target.name === "memory" ? redis : await target.open(),
-              middleware: [unique.client],
+              features: [unique],
             }),
         ),
       );
@@ -161,7 +162,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       );
       await assert.rejects(
         createClient({ transport: redis }).push(Sync, [1]),
-        (e: unknown) => e instanceof ConfigError && /sets 'unique' but no client middleware handles it/.test(e.message),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          /sets 'unique' but no feature of this client handles it: add uniqueJobs\(\)/.test(e.message),
       );
       assert.deepEqual(await redis.call("KEYS", "*"), []);
       await assert.rejects(client.push(Sync, [1], { extra: { edgekiq_unique: {} } }), /must not set 'edgekiq_unique'/);
@@ -180,7 +183,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const jid = await client.push(Flaky, []);
       const key = await lockKey(client, "Flaky", []);
       const run = () =>
-        drain({ transport: redis, jobs: [Flaky], budgetMs: 10_000, middleware: [unique.server], jobLogging: false });
+        drain({ transport: redis, jobs: [Flaky], budgetMs: 10_000, features: [unique], jobLogging: false });
       assert.equal((await run()).failed, 1);
       assert.equal(await redis.call("ZCARD", "retry"), 1);
       assert.equal(await redis.call("GET", key), jid, "a retrying job keeps its lock");
@@ -224,8 +227,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         transport: redis,
         jobs: [Doomed, Dropped, Discarded],
         budgetMs: 10_000,
-        middleware: [unique.server],
-        deathHandlers: [unique.onDeath],
+        features: [unique],
         jobLogging: false,
       });
       assert.equal(await redis.call("ZCARD", "dead"), 1);
@@ -248,7 +250,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       });
       const first = await client.push(Long, []);
       assert.equal(await client.push(Long, []), null, "a queued copy holds the lock");
-      const worker = testWorker(redis, { jobs: [Long], middleware: [unique.server], concurrency: 2 });
+      const worker = testWorker(redis, { jobs: [Long], features: [unique], concurrency: 2 });
       await worker.run();
       try {
         await waitFor(() => started.length === 1, "the first copy to start");
@@ -277,7 +279,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         },
       });
       await client.push(Solo, []);
-      const worker = testWorker(redis, { jobs: [Solo], middleware: [unique.server], concurrency: 1 });
+      const worker = testWorker(redis, { jobs: [Solo], features: [unique], concurrency: 1 });
       await worker.run();
       try {
         await waitFor(() => started, "the job to start");
@@ -298,7 +300,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal((await pollOnce({ client, now: Date.now() + 121_000 })).promoted, 1);
       assert.deepEqual((await queued(redis)).map((j) => j.jid), [jid]);
       assert.equal(await redis.call("GET", key), jid);
-      await drain({ transport: redis, jobs: [Sync], budgetMs: 10_000, middleware: [unique.server], jobLogging: false });
+      await drain({ transport: redis, jobs: [Sync], budgetMs: 10_000, features: [unique], jobLogging: false });
       assert.equal(await redis.call("GET", key), null);
     });
 

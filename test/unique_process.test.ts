@@ -6,9 +6,10 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, defineJob, silentLogger, uniqueJobs } from "../mod.ts";
-import { UniqueLocks } from "../src/api/mod.ts";
-import { uniqueDigest } from "../src/unique/digest.ts";
+import { createClient, defineJob, silentLogger } from "../mod.ts";
+import { uniqueJobs } from "../src/features/mod.ts";
+import { UniqueLocks } from "../src/features/mod.ts";
+import { uniqueDigest } from "../src/features/unique/unique_digest.ts";
 import { spawnFixture } from "./support/child.ts";
 import { redisAvailable, waitFor } from "./support/matrix.ts";
 import { suiteRedis } from "./support/suite_redis.ts";
@@ -22,7 +23,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
   /** Pushes one UniqueSleep job and kills the worker running it; resolves to its jid and lock key. */
   async function killMidJob(forSeconds: number): Promise<{ jid: string; key: string; identity: string }> {
     await suite.redis.call("FLUSHDB");
-    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
+    const client = createClient({ transport: suite.redis, features: [unique] });
     const child = spawnFixture("unique-worker.ts", { EDGEKIQ_TEST_URL: suite.url, HB: "1", TTL: "2" });
     const [, identity] = await child.waitFor(/ready (\S+)/);
     const jid = (await client.push("UniqueSleep", [1], { unique: { for: forSeconds } }))!;
@@ -43,7 +44,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
     });
     return testWorker(suite.redis, {
       jobs: [Rerun],
-      middleware: [unique.server],
+      features: [unique],
       poller: true,
       pollIntervalAverage: 0.5,
       pollInitialWait: 0,
@@ -53,7 +54,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
 
   it("recovery runs the job again under its lock, which it then lets go", async () => {
     const { jid, key } = await killMidJob(60);
-    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
+    const client = createClient({ transport: suite.redis, features: [unique] });
     assert.equal(await suite.redis.call("GET", key), jid, "the dead process's job still holds its lock");
     assert.deepEqual(await new UniqueLocks(client).orphans(), [], "held by a dead process is not nowhere");
     assert.equal(await client.push("UniqueSleep", [1], { unique: { for: 60 } }), null, "a duplicate is refused");
@@ -75,7 +76,7 @@ describe("unique jobs through a worker killed with SIGKILL", { skip: !redisAvail
     assert.ok(ttl > 0 && ttl <= 2000, `ttl ${ttl}`);
     await waitFor(async () => (await suite.redis.call("GET", key)) === null, "the lock to expire by `for`", 5_000);
     // A newer copy may now be pushed (scheduled, so the survivor runs only the old one).
-    const client = createClient({ transport: suite.redis, middleware: [unique.client] });
+    const client = createClient({ transport: suite.redis, features: [unique] });
     const newer = (await client.push("UniqueSleep", [1], { unique: { for: 60 }, in: 600 }))!;
     assert.ok(newer && newer !== jid);
     const ran: string[] = [];

@@ -9,19 +9,11 @@
  */
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  type Client,
-  createClient,
-  defineJob,
-  drain,
-  pollOnce,
-  type PushResult,
-  type Transport,
-  type UniqueConflict,
-  uniqueJobs,
-} from "../mod.ts";
-import { DeadSet, Queue, RetrySet, ScheduledSet, UniqueLocks } from "../src/api/mod.ts";
-import { uniqueDigest } from "../src/unique/digest.ts";
+import { type Client, createClient, defineJob, drain, pollOnce, type PushResult, type Transport } from "../mod.ts";
+import { type UniqueConflict, uniqueJobs } from "../src/features/mod.ts";
+import { DeadSet, Queue, RetrySet, ScheduledSet } from "../src/api/mod.ts";
+import { UniqueLocks } from "../src/features/mod.ts";
+import { uniqueDigest } from "../src/features/unique/unique_digest.ts";
 import { matrix } from "./support/matrix.ts";
 
 const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
@@ -154,7 +146,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       redis ??= await target.open();
       await target.flush();
       failures.clear();
-      client = createClient({ transport: redis, middleware: [unique.client] });
+      client = createClient({ transport: redis, features: [unique] });
       for (const cls of Object.keys(CLASSES)) {
         for (let k = 0; k < KEYS_PER_CLASS; k++) {
           lockKeys.set(client.keys.uniqueLock(await uniqueDigest(cls, "default", [k])), `${cls}:${k}`);
@@ -206,8 +198,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
               transport: redis,
               jobs: Object.values(CLASSES),
               budgetMs: 20_000,
-              middleware: [unique.server],
-              deathHandlers: [unique.onDeath],
+              features: [unique],
               jobLogging: false,
               metrics: false,
             });

@@ -5,8 +5,16 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { ConfigError, createClient, defineJob, memoryTransport, silentLogger, type Transport } from "../mod.ts";
-import { cronRoutes, pollAndDrain, verifyBearer } from "../src/web/mod.ts";
+import {
+  ConfigError,
+  createClient,
+  defineJob,
+  memoryTransport,
+  pollAndDrain,
+  silentLogger,
+  type Transport,
+} from "../mod.ts";
+import { cronRoutes, verifyBearer } from "../src/web/mod.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 
 const SECRET = "s3cret-token";
@@ -237,13 +245,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         auth: SECRET,
       });
       const first = await (await routes.request("/poll", bearer(), { which: "t" })).json();
-      assert.equal(first.poll.periodic, 1, "a new schedule enqueues its latest tick when it is within grace");
+      assert.equal(first.poll.features.periodic, 1, "a new schedule enqueues its latest tick when it is within grace");
       assert.equal(await transport.call("LLEN", "queue:default"), 1);
       const [job] = (await transport.call("LRANGE", "queue:default", 0, -1)) as string[];
       assert.equal(JSON.parse(job).periodic.name, "every-second");
       await waitFor(async () => {
         const tick = await (await routes.request("/tick", bearer(), { which: "t" })).json();
-        return tick.poll.periodic >= 1 && tick.drain.processed >= 1;
+        return tick.poll.features.periodic >= 1 && tick.drain.processed >= 1;
       }, "a later tick enqueued and drained");
       assert.ok(ran.includes("tick"));
       await routes.request("/poll", bearer(), { which: "t" });
@@ -260,7 +268,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           periodic: [...periodic],
           budgetMs: 2_000,
         });
-        assert.equal(typeof poll.periodic, "number");
+        assert.equal(typeof poll.features.periodic, "number");
       }
       assert.equal(
         direct.scripts.filter((name) => name === "periodicRegister").length,

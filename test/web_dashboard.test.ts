@@ -178,7 +178,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(keysIn(await html(app, "/admin/jobs/retries?substr=%5B2%5D")).length, 1, "substr matches args");
       assert.match(
         await html(app, "/admin/jobs/retries?substr=nomatch"),
-        /No retrys match|No retries match|match “nomatch”/,
+        /No retries match “nomatch”/,
       );
 
       const detail = await html(app, `/admin/jobs/retries/${encodeURIComponent(keys[0])}`);
@@ -194,13 +194,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(again.headers.get("location"), "/admin/jobs/retries?notice=gone&n=0", "a replay finds it gone");
       assert.equal(await transport.call("LLEN", "queue:default"), 1, "and does not push it twice");
 
-      const killed = await post(app, "/admin/jobs/retries", { action: "kill", key: [keys[1]] });
+      const asked = await post(app, "/admin/jobs/retries", { action: "kill", key: [keys[1]] });
+      assert.equal(asked.status, 200, "without confirm=1 a kill asks first");
+      assert.match(await asked.text(), /Are you sure you want to kill this retry\? It moves to the Dead set\./);
+      assert.equal(await transport.call("ZCARD", "dead"), 0, "and kills nothing");
+      const killed = await post(app, "/admin/jobs/retries", { action: "kill", key: [keys[1]], confirm: "1" });
       assert.equal(killed.headers.get("location"), "/admin/jobs/retries?notice=killed&n=1");
       assert.equal(await transport.call("ZCARD", "dead"), 1);
-      const deleted = await post(app, "/admin/jobs/retries", { action: "delete", key: [keys[2], keys[1]] });
+      const deleted = await post(app, "/admin/jobs/retries", {
+        action: "delete",
+        key: [keys[2], keys[1]],
+        confirm: "1",
+      });
       assert.equal(deleted.headers.get("location"), "/admin/jobs/retries?notice=deleted&n=1");
       assert.equal(await transport.call("ZCARD", "retry"), 0);
-      assert.match(await html(app, "/admin/jobs/retries"), /No retrys|No retries/);
+      assert.match(await html(app, "/admin/jobs/retries"), /No retries/);
       assert.equal(
         (await post(app, "/admin/jobs/retries", { action: "retry" })).headers.get("location"),
         "/admin/jobs/retries?notice=none-selected&n=0",
@@ -222,7 +230,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await post(app, "/admin/jobs/scheduled", { action: "enqueue", key: mine });
       const [queued] = (await transport.call("LRANGE", "queue:default", 0, -1)) as string[];
       assert.equal(JSON.parse(queued).jid, jid);
-      await post(app, "/admin/jobs/scheduled", { action: "delete", key: keys });
+      await post(app, "/admin/jobs/scheduled", { action: "delete", key: keys, confirm: "1" });
       assert.equal(await transport.call("ZCARD", "schedule"), 0);
 
       const now = Date.now() / 1000;
@@ -247,16 +255,19 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const [a, b] = (await client.pushBulk(Fine, [[1], [2]], { queue: "mail" })) as string[];
       await client.push(Fine, [3]);
       const list = await html(app, "/admin/jobs/queues");
-      assert.match(list, /href="\/admin\/jobs\/queues\/mail">mail<\/a><\/td><td class="num">2<\/td>/);
+      assert.match(list, /href="\/admin\/jobs\/queues\/mail">mail<\/a><\/td><td class="num" data-label="Size">2<\/td>/);
       const queue = await html(app, "/admin/jobs/queues/mail");
       assert.ok(queue.includes(a) && queue.includes(b));
       assert.match(queue, /<details><summary>JSON<\/summary><pre>\{/);
       const value = /name="value" value="([^"]+)"/.exec(queue)![1].replace(/&quot;/g, '"');
-      const res = await post(app, "/admin/jobs/queues/mail/delete", { value });
+      const asked = await post(app, "/admin/jobs/queues/mail/delete", { value });
+      assert.match(await asked.text(), /Are you sure you want to delete this Fine job\?/, "asks first");
+      assert.equal(await transport.call("LLEN", "queue:mail"), 2, "and deletes nothing");
+      const res = await post(app, "/admin/jobs/queues/mail/delete", { value, confirm: "1" });
       assert.equal(res.headers.get("location"), "/admin/jobs/queues/mail?notice=deleted&n=1");
       assert.equal(await transport.call("LLEN", "queue:mail"), 1);
       assert.equal(
-        (await post(app, "/admin/jobs/queues/mail/delete", { value })).headers.get("location"),
+        (await post(app, "/admin/jobs/queues/mail/delete", { value, confirm: "1" })).headers.get("location"),
         "/admin/jobs/queues/mail?notice=gone&n=0",
       );
       const cleared = await post(app, "/admin/jobs/queues/mail", {
@@ -272,7 +283,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("Busy: a running worker and its job; Quiet reaches it", { timeout: 30_000 }, async () => {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
-      const Slow = defineJob({ name: "Slow", perform: (_ctx, _arg: string) => gate });
+      const Slow = defineJob({
+        name: "Slow",
+        perform(ctx, _arg: string) {
+          ctx.progress({ step: 3, of: 10, note: "<b>x</b>" });
+          return gate;
+        },
+      });
       const worker = testWorker(transport, {
         jobs: [Slow],
         heartbeatInterval: 0.2,
@@ -290,8 +307,27 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         assert.match(page, /<span class="tag">web-test<\/span><span class="tag">blue<\/span>/);
         assert.match(page, /<b>Slow<\/b>/);
         assert.match(page, /payload-arg/);
+        // The job's latest ctx.progress(), from the work hash, escaped.
+        await waitFor(
+          async () => (await html(app, "/admin/jobs/busy")).includes("&quot;step&quot;:3"),
+          "progress shown",
+        );
+        const shown = await html(app, "/admin/jobs/busy");
+        assert.ok(shown.includes("&lt;b&gt;x&lt;/b&gt;") && !shown.includes("<b>x</b>"), "progress text is escaped");
         const res = await post(app, "/admin/jobs/busy", { identity: worker.identity, action: "quiet" });
-        assert.equal(res.headers.get("location"), "/admin/jobs/busy?notice=quieted&n=1");
+        assert.match(
+          res.headers.get("location")!,
+          new RegExp(
+            `^/admin/jobs/busy\\?notice=quieted&n=1&pending=quiet&target=${
+              encodeURIComponent(worker.identity)
+            }&at=\\d+$`,
+          ),
+        );
+        // Requested until a beat confirms it (the worker beats every 0.2 s, so it may already be quiet).
+        assert.match(
+          await html(app, res.headers.get("location")!),
+          /status pending[^>]*>quiet requested<|status quiet/,
+        );
         await waitFor(async () => (await transport.call("HGET", worker.identity, "quiet")) === "true", "quiet");
         assert.match(await html(app, "/admin/jobs/busy"), /status quiet/);
         assert.equal(

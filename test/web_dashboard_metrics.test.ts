@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { Client } from "../src/client.ts";
 import { createClient, defineJob, drain, silentLogger, type Transport } from "../mod.ts";
-import { markDeploy } from "../src/api/mod.ts";
-import { HISTOGRAM_LABELS } from "../src/metrics/histogram.ts";
-import { histogramWindow, minuteBucket, tenMinuteBucket } from "../src/metrics/buckets.ts";
-import { MetricsTracker } from "../src/metrics/tracker.ts";
+import { markDeploy } from "../src/features/mod.ts";
+import { HISTOGRAM_LABELS } from "../src/features/metrics/histogram.ts";
+import { histogramWindow, minuteBucket, tenMinuteBucket } from "../src/features/metrics/buckets.ts";
+import { MetricsTracker } from "../src/features/metrics/tracker.ts";
 import { dashboard } from "../src/web/mod.ts";
 import { matrix } from "./support/matrix.ts";
 

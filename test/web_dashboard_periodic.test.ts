@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { Client } from "../src/client.ts";
 import { createClient, defineJob, type Transport } from "../mod.ts";
-import { PeriodicSet } from "../src/api/mod.ts";
-import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/periodic/mod.ts";
+import { PeriodicSet } from "../src/features/mod.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/features/periodic/mod.ts";
 import { dashboard } from "../src/web/mod.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -73,7 +73,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.match(daily, /<button type="submit" name="action" value="pause">Pause<\/button>/);
       const beat = rowOf(page, "heartbeat");
       assert.match(beat, /<td class="mono nowrap">every 30s<\/td><td class="nowrap">–<\/td>/);
-      assert.ok(beat.includes(`<td class="mono small">${jid}</td>`), "the last jid");
+      const link = `/admin/jobs/find?jid=${jid}&amp;queue=low`;
+      assert.ok(beat.includes(`<td class="mono small"><a href="${link}">${jid}</a></td>`), "the last jid, a link");
+      // The link finds the job where it waits: its queue's page, at its row.
+      const found = await app.request(link.replace("&amp;", "&"));
+      assert.equal(found.status, 302);
+      assert.equal(found.headers.get("location"), `/admin/jobs/queues/low?page=1#job-${jid}`);
+      assert.match(await html(app, "/admin/jobs/queues/low"), new RegExp(`<tr id="job-${jid}">`));
       assert.match(beat, /<time [^>]*>just now<\/time>/, "the last run");
       assert.match(page, /<span class="badge">2<\/span>/);
 

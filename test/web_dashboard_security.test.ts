@@ -10,10 +10,10 @@ import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ConfigError, createClient, memoryTransport, type Transport } from "../mod.ts";
-import { markDeploy, PeriodicSet } from "../src/api/mod.ts";
-import { MetricsTracker } from "../src/metrics/tracker.ts";
-import { registerPeriodic } from "../src/periodic/mod.ts";
-import { compressBacktrace } from "../src/server/backtrace.ts";
+import { markDeploy, PeriodicSet } from "../src/features/mod.ts";
+import { MetricsTracker } from "../src/features/metrics/tracker.ts";
+import { registerPeriodic } from "../src/features/periodic/mod.ts";
+import { compressBacktrace } from "../src/server/backtrace_codec.ts";
 import { dashboard, type DashboardOptions, verifyBasic } from "../src/web/mod.ts";
 
 const XSS = `"'><script>alert(1)</script><img src=x onerror=alert(2)>`;
@@ -162,7 +162,7 @@ describe("dashboard: CSRF (Sec-Fetch-Site, else Origin must match the host, else
     app.request("http://dash.example/jobs/queues/default/delete", {
       method: "POST",
       headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
-      body: "value=x",
+      body: "value=x&confirm=1",
     });
 
   it("refuses cross-site, same-site and headerless requests; accepts same-origin and a matching Origin", async () => {
@@ -218,10 +218,49 @@ describe("dashboard: CSRF (Sec-Fetch-Site, else Origin must match the host, else
       proxied.request("http://10.0.0.1/queues/default/delete", {
         method: "POST",
         headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-        body: "value=x",
+        body: "value=x&confirm=1",
       });
     assert.equal((await post("https://admin.example")).status, 303);
     assert.equal((await post("https://evil.example")).status, 403);
+  });
+});
+
+describe("dashboard: redirects and links stay on this site", () => {
+  const tenantApp = () =>
+    new Hono().route("/:tenant/jobs", dashboard({ transport: memoryTransport(), auth: () => true }));
+  const onSite = (link: string) => /^\/(?![/\\])/.test(link) && !link.includes("\\");
+
+  it("a base built from a route parameter is the raw path, never decoded input", async () => {
+    const app = tenantApp();
+    // `%5C` decodes to a backslash: `/\evil.com/jobs` is what browsers read as https://evil.com/jobs.
+    for (const tenant of ["%5Cevil.com", "%5C%5Cevil.com", "%2F%2Fevil.com", "%09%5Cevil.com"]) {
+      const res = await app.request(`/${tenant}/jobs/`);
+      const location = res.headers.get("location");
+      if (location !== null) assert.ok(onSite(location), `${tenant}: redirected to ${location}`);
+      const page = await (await app.request(`/${tenant}/jobs/queues`)).text();
+      const links = [...page.matchAll(/(?:href|action|src|data-base)="([^"]*)"/g)].map((m) => m[1]);
+      for (const link of links.filter((l) => l !== "")) assert.ok(onSite(link), `${tenant}: a link to ${link}`);
+    }
+    const ok = await app.request("/acme%20corp/jobs/");
+    assert.equal(ok.status, 308);
+    assert.equal(ok.headers.get("location"), "/acme%20corp/jobs", "an encoded tenant stays encoded");
+    assert.match(await (await app.request("/acme/jobs/queues")).text(), /href="\/acme\/jobs\/queues"/);
+  });
+
+  it("refuses a mount path that is not a clean path", async () => {
+    const app = tenantApp();
+    // URL parsing resolves dot segments (`%2e%2e` too) and encodes quotes; these pass through raw.
+    let checked = 0;
+    for (const tenant of ["a|b", "x^y", "[evil]"]) {
+      // Bun's URL parser percent-encodes `^`, which hands the dashboard a clean path: only raw ones are checked.
+      if (!new URL(`http://x/${tenant}/jobs/`).pathname.includes(tenant)) continue;
+      checked++;
+      const res = await app.request(`/${tenant}/jobs/`);
+      assert.equal(res.status, 400, tenant);
+      assert.equal(res.headers.get("location"), null);
+      assert.match(await res.text(), /not a clean path/);
+    }
+    assert.ok(checked >= 2, `${checked} hostile mount paths reached the dashboard raw`);
   });
 });
 

@@ -6,8 +6,8 @@
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Transport } from "../mod.ts";
-import { compressBacktrace } from "../src/server/backtrace.ts";
-import { MAX_BACKTRACE_BYTES, readBacktrace } from "../src/web/dashboard/backtrace.ts";
+import { compressBacktrace } from "../src/server/backtrace_codec.ts";
+import { MAX_BACKTRACE_BYTES, readBacktrace } from "../src/web/dashboard/backtrace_view.ts";
 import { checkSameOrigin } from "../src/web/dashboard/csrf.ts";
 import {
   formatArgs,

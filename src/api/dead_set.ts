@@ -9,11 +9,10 @@ import type { Client } from "../client.ts";
 import type { JobPayload } from "../payload.ts";
 import { serializePayload } from "../payload.ts";
 import { buryPayloads, DEAD_MAX_JOBS, DEAD_TIMEOUT_SECONDS } from "../dead_set_rules.ts";
-import { notifyDeath } from "./moves.ts";
-import { locksOf } from "../unique/api_locks.ts";
-import { RELEASE_KEYS } from "../scripts/fetch.ts";
-import { JobSet, type JobSetOptions } from "./sorted_set.ts";
-import { formatOf, invalid } from "./util.ts";
+import { applyKillOps, notifyDeath } from "./moves.ts";
+import { JobSet, type JobSetOptions } from "./job_set.ts";
+import { invalid } from "./arguments.ts";
+import { formatOf } from "./payload_format.ts";
 
 /** Options for {@link DeadSet.kill}. */
 export interface DeadSetKillOptions {
@@ -52,8 +51,8 @@ export class DeadSet extends JobSet {
   /**
    * Adds a job to the dead set, scored now, and trims the set by age and
    * size in the same MULTI; then runs the death handlers unless
-   * `notifyFailure` is false. A raw string is stored byte for byte. A unique
-   * job's lock is released.
+   * `notifyFailure` is false. A raw string is stored byte for byte. Features'
+   * kill ops are applied (a unique job's lock is released).
    *
    * @example
    * ```ts
@@ -67,9 +66,8 @@ export class DeadSet extends JobSet {
       raw = serializePayload(job, formatOf(job, this.client.timeFormat));
     } else throw invalid("kill job", "job", "a raw job string or a payload object", job);
     await buryPayloads(this.client, [raw]);
-    // A dead job holds no lock, as when it dies in a worker.
-    const locks = locksOf(this.client, [raw]);
-    if (locks.keys.length) await this.client.transport.script(RELEASE_KEYS, locks.keys, locks.jids);
+    // A dead job holds nothing a feature gave it (a unique job's lock), as when it dies in a worker.
+    await applyKillOps(this.client, [raw]);
     if (options.notifyFailure !== false) {
       await notifyDeath(this.deathHandlers, raw, options.error ?? new Error("Job killed by API"));
     }

@@ -6,8 +6,8 @@
  */
 import type { Client } from "../client.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { Process, type ProcessData } from "./worker_process.ts";
-import { invalid } from "./util.ts";
+import { Process, type ProcessData } from "./sidekiq_process.ts";
+import { invalid } from "./arguments.ts";
 import { arr, num, str } from "../transport/reply_readers.ts";
 
 /** The hash fields a heartbeat writes, in the order {@link ProcessSet} reads (HMGET) and {@link toData} parses them. */

@@ -5,9 +5,9 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import { clearReleasing, removeReleasing } from "../unique/api_locks.ts";
+import { clearEntries, removeEntries } from "./moves.ts";
 import { enqueuedLatency, JobRecord } from "./job_record.ts";
-import { checkJid, checkPage, invalid } from "./util.ts";
+import { checkJid, checkPage, invalid } from "./arguments.ts";
 import { arr, num, str } from "../transport/reply_readers.ts";
 
 /** Jobs read per LRANGE when iterating. */
@@ -142,7 +142,7 @@ export class Queue implements AsyncIterable<JobRecord> {
 
   /**
    * Removes one job (LREM of its exact raw string). Resolves to whether it
-   * was still there. A unique job's lock is released with it.
+   * was still there. Features' delete ops go with it (a unique job's lock is released).
    *
    * @example
    * ```ts
@@ -153,14 +153,69 @@ export class Queue implements AsyncIterable<JobRecord> {
   async delete(job: JobRecord | string): Promise<boolean> {
     const raw = job instanceof JobRecord ? job.value : job;
     if (typeof raw !== "string") throw invalid("delete job", "job", "a JobRecord or a raw job string", job);
-    const [removed] = await removeReleasing(this.#client, this.#key(), "list", [raw]);
+    const [removed] = await removeEntries(this.#client, { key: this.#key(), home: "queue" }, [raw]);
     return removed;
   }
 
   /**
-   * Deletes the queue and its entry in `queues` in one script, and releases
-   * the locks of the unique jobs it held (read a page per round trip after
-   * the queue was detached; a queue no unique job was pushed to is not read).
+   * Pauses the queue (Sidekiq Pro's `pause!`): every edgekiq process stops
+   * taking its jobs within one fetch round trip (the check rides the fetch
+   * script); jobs already running, or fetched ahead, finish. Pushes still
+   * land. Ruby Sidekiq workers do not know of it. Resolves to whether it was
+   * running before.
+   *
+   * @example
+   * ```ts
+   * await new Queue(client, "mailers").pause();
+   * ```
+   */
+  async pause(): Promise<boolean> {
+    return Number(await this.#client.transport.call("SADD", this.#client.keys.paused, this.#name)) === 1;
+  }
+
+  /**
+   * Resumes a paused queue: the next fetch of every process takes its jobs
+   * again. Resolves to whether it was paused.
+   *
+   * @example
+   * ```ts
+   * await new Queue(client, "mailers").resume();
+   * ```
+   */
+  async resume(): Promise<boolean> {
+    return Number(await this.#client.transport.call("SREM", this.#client.keys.paused, this.#name)) === 1;
+  }
+
+  /**
+   * Whether the queue is paused.
+   *
+   * @example
+   * ```ts
+   * if (await queue.isPaused()) console.log(`${queue.name} is paused`);
+   * ```
+   */
+  async isPaused(): Promise<boolean> {
+    return Number(await this.#client.transport.call("SISMEMBER", this.#client.keys.paused, this.#name)) === 1;
+  }
+
+  /**
+   * The names of every paused queue, in one command.
+   *
+   * @example
+   * ```ts
+   * const paused = await Queue.paused(client); // ["mailers"]
+   * ```
+   */
+  static async paused(client: Client): Promise<string[]> {
+    const reply = await client.transport.call("SMEMBERS", client.keys.paused);
+    return (Array.isArray(reply) ? reply.map(String) : []).sort();
+  }
+
+  /**
+   * Deletes the queue and its entry in `queues` in one script, and applies
+   * the features' delete ops of the jobs it held (a unique job's lock is
+   * released: read a page per round trip after the queue was detached; a
+   * queue no such job was pushed to is not read).
    *
    * @example
    * ```ts
@@ -168,7 +223,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async clear(): Promise<boolean> {
-    await clearReleasing(this.#client, this.#key(), this.#name);
+    await clearEntries(this.#client, { key: this.#key(), home: "queue", queue: this.#name });
     return true;
   }
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import { JobSet, type JobSetOptions } from "./sorted_set.ts";
+import { JobSet, type JobSetOptions } from "./job_set.ts";
 
 /**
  * Failed jobs waiting to retry. `entry.retry()` retries one now (without

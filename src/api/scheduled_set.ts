@@ -5,7 +5,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import { JobSet, type JobSetOptions } from "./sorted_set.ts";
+import { JobSet, type JobSetOptions } from "./job_set.ts";
 
 /**
  * Jobs waiting for their time. `entry.addToQueue()` runs one now.

@@ -14,7 +14,7 @@ import { arr, num, str } from "../transport/reply_readers.ts";
 import type { Command } from "../transport/transport.ts";
 import { enqueuedLatency } from "./job_record.ts";
 import { FIELDS, toData } from "./process_set.ts";
-import { Process } from "./worker_process.ts";
+import { Process } from "./sidekiq_process.ts";
 import { processWork, type Work } from "./workers.ts";
 
 /** What `Stats.fetch()` reads. */
@@ -31,7 +31,11 @@ export interface StatsSnapshot {
   retrySize: number;
   /** Entries in `dead`. */
   deadSize: number;
-  /** Members of `processes`. */
+  /**
+   * Live processes: members of `processes` whose heartbeat has not expired
+   * (a process killed before it could unregister is not counted), as
+   * `ProcessSet` lists them.
+   */
   processesSize: number;
   /** Jobs running: the sum of every process's `busy`. */
   workersSize: number;
@@ -49,6 +53,8 @@ export interface QueueRow {
   size: number;
   /** Seconds the oldest job has waited (0 unless latencies were asked for). */
   latency: number;
+  /** Whether it is paused (`Queue#pause`): no edgekiq process takes its jobs. */
+  paused: boolean;
 }
 
 /** What {@link loadSnapshot} read. */
@@ -61,7 +67,12 @@ export interface Snapshot {
   work: Work[];
   /** Every known queue, by name. */
   queues: QueueRow[];
+  /** Every paused queue, by name (one paused before anything was pushed to it too). */
+  paused: string[];
 }
+
+/** The commands read before the per-process and per-queue ones. */
+const FIXED = 7;
 
 /** What to read beyond the counters. */
 export interface SnapshotOptions {
@@ -96,35 +107,52 @@ export async function loadSnapshot(client: Client, options: SnapshotOptions = {}
     ["ZCARD", k.retry],
     ["ZCARD", k.dead],
     ["LINDEX", k.queue("default"), -1],
+    // Read in the same script: the paused queues cost no command of their own.
+    ["SMEMBERS", k.paused],
   ];
   for (const id of ids) {
     if (options.processes) {
       commands.push(["HMGET", k.process(id), ...FIELDS], ["HGETALL", k.work(id)], ["HGETALL", k.legacyWork(id)]);
-    } else commands.push(["HGET", k.process(id), "busy"]);
+    } else commands.push(["HGET", k.process(id), "busy"]); // nil once the heartbeat expired
   }
   for (const name of names) {
     commands.push(["LLEN", k.queue(name)]);
     if (options.latencies) commands.push(["LINDEX", k.queue(name), -1]);
   }
   const replies = await readBatch(client.transport, commands);
-  const [processed, failed, scheduled, retries, dead, oldest] = replies;
+  const [processed, failed, scheduled, retries, dead, oldest, pausedReply] = replies;
+  const paused = members(pausedReply);
+  const pausedSet = new Set(paused);
 
   const processes: Process[] = [];
   const work: Work[] = [];
   let busy = 0;
+  let live = 0;
   ids.forEach((id, i) => {
-    const at = 6 + i * perProcess;
-    if (!options.processes) return void (busy += num(replies[at]));
+    const at = FIXED + i * perProcess;
+    // A member whose hash expired is a process that died without
+    // unregistering: neither it nor its last busy count is counted.
+    if (!options.processes) {
+      if (replies[at] === null) return;
+      live++;
+      return void (busy += num(replies[at]));
+    }
     const data = toData(replies[at]);
-    if (!data) return; // its heartbeat expired: the process is gone
+    if (!data) return;
+    live++;
     busy += data.busy;
     processes.push(new Process(client, id, data));
     work.push(...processWork(id, replies[at + 1], replies[at + 2]));
   });
-  const queueStart = 6 + ids.length * perProcess;
+  const queueStart = FIXED + ids.length * perProcess;
   const queues = names.map((name, i): QueueRow => {
     const at = queueStart + i * perQueue;
-    return { name, size: num(replies[at]), latency: options.latencies ? enqueuedLatency(str(replies[at + 1])) : 0 };
+    return {
+      name,
+      size: num(replies[at]),
+      latency: options.latencies ? enqueuedLatency(str(replies[at + 1])) : 0,
+      paused: pausedSet.has(name),
+    };
   });
   const bySize = [...queues].sort((a, b) => b.size - a.size || (a.name < b.name ? -1 : 1));
   return {
@@ -135,7 +163,7 @@ export async function loadSnapshot(client: Client, options: SnapshotOptions = {}
       scheduledSize: num(scheduled),
       retrySize: num(retries),
       deadSize: num(dead),
-      processesSize: ids.length,
+      processesSize: live,
       workersSize: busy,
       defaultQueueLatency: enqueuedLatency(str(oldest)),
       queues: Object.fromEntries(bySize.map((q) => [q.name, q.size])),
@@ -143,6 +171,7 @@ export async function loadSnapshot(client: Client, options: SnapshotOptions = {}
     processes,
     work: work.sort((a, b) => a.runAt.getTime() - b.runAt.getTime()),
     queues,
+    paused,
   };
 }
 

@@ -20,7 +20,7 @@ export interface EntrySet {
   enqueueEntries(entries: readonly SortedEntry[], options?: { retry?: boolean }): Promise<boolean[]>;
   killEntries(entries: readonly SortedEntry[]): Promise<boolean[]>;
 }
-import { invalid } from "./util.ts";
+import { invalid } from "./arguments.ts";
 
 /**
  * A job in a sorted set, scored by when it runs (schedule, retry) or died

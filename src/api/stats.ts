@@ -7,7 +7,7 @@
 import type { Client } from "../client.ts";
 import { num } from "../transport/reply_readers.ts";
 import { loadSnapshot, type StatsSnapshot } from "./snapshot.ts";
-import { invalid } from "./util.ts";
+import { invalid } from "./arguments.ts";
 
 export type { StatsSnapshot };
 

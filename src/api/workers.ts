@@ -23,6 +23,10 @@ export interface Work {
   runAt: Date;
   /** The job. */
   payload: JobRecord;
+  /** Why it was asked to stop on its own (a cancel), while it has not stopped yet (edgekiq's `stopping` field). */
+  stopping?: string;
+  /** The latest value the job gave `ctx.progress()` (edgekiq's workers; written with each heartbeat). */
+  progress?: unknown;
 }
 
 /**
@@ -135,18 +139,21 @@ function toWork(process: string, slot: string, json: string | null): Work | null
     return null;
   }
   if (typeof hash !== "object" || hash === null || Array.isArray(hash)) return null;
-  const { queue, payload, run_at: runAt } = hash as Record<string, unknown>;
+  const { queue, payload, run_at: runAt, stopping, progress } = hash as Record<string, unknown>;
   const q = typeof queue === "string" ? queue : undefined;
   const record = typeof payload === "string"
     ? new JobRecord(payload, q)
     : typeof payload === "object" && payload !== null && !Array.isArray(payload)
     ? new JobRecord(payload as Record<string, unknown>, q)
     : new JobRecord("", q);
-  return {
+  const work: Work = {
     process,
     slot,
     queue: q ?? record.queue ?? "",
     runAt: new Date(typeof runAt === "number" && Number.isFinite(runAt) ? toEpochMs(runAt) : 0),
     payload: record,
+    ...(typeof stopping === "string" ? { stopping } : {}),
   };
+  if (progress !== undefined) work.progress = progress;
+  return work;
 }

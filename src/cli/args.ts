@@ -25,10 +25,15 @@ export const LIMITS = {
   timeout: 86_400,
   /** `enqueue --in`, seconds (ten years). */
   in: 315_360_000,
+  /** `top --interval`, seconds between refreshes (a minute). */
+  interval: 60,
 } as const;
 
 /** What the command line asks for. */
-export type CliCommand = "run" | "enqueue" | "stats" | "help" | "version";
+export type CliCommand = "run" | "enqueue" | "stats" | "top" | "web" | "queue" | "cancel" | "help" | "version";
+
+/** What `edgekiq queue` does to a queue. */
+export type QueueAction = "pause" | "resume";
 
 /**
  * A bad flag, a bad config file or a missing job module: the user's mistake,
@@ -88,6 +93,24 @@ export interface CliArgs {
   args?: unknown[];
   /** `enqueue --in`: seconds from now. */
   in?: number;
+  /** `web --port` (0: any free port). */
+  port?: number;
+  /** `web --host`: the address to listen on. */
+  host?: string;
+  /** `web --user`: the basic-auth user name. */
+  user?: string;
+  /** `web --password`: the basic-auth password (EDGEKIQ_WEB_PASSWORD keeps it out of `ps`). */
+  password?: string;
+  /** `web --no-auth`: serve the dashboard open (loopback only). */
+  noAuth?: boolean;
+  /** `top --interval`: seconds between refreshes. */
+  interval?: number;
+  /** `queue pause|resume <name>`: what to do. */
+  queueAction?: QueueAction;
+  /** `queue pause|resume <name>`: the queue. */
+  queueName?: string;
+  /** `cancel <jid>`: the job. */
+  jid?: string;
 }
 
 interface FlagSpec {
@@ -115,9 +138,25 @@ const FLAGS: readonly FlagSpec[] = [
   { long: "version", short: "V", value: false },
   { long: "args", value: true, only: ["enqueue"] },
   { long: "in", value: true, only: ["enqueue"] },
+  { long: "port", short: "p", value: true, only: ["web"] },
+  { long: "host", value: true, only: ["web"] },
+  { long: "user", value: true, only: ["web"] },
+  { long: "password", value: true, only: ["web"] },
+  { long: "no-auth", value: false, only: ["web"] },
+  { long: "interval", short: "i", value: true, only: ["top"] },
 ];
 
-const COMMANDS: readonly CliCommand[] = ["run", "enqueue", "stats", "help", "version"];
+const COMMANDS: readonly CliCommand[] = [
+  "run",
+  "enqueue",
+  "stats",
+  "top",
+  "web",
+  "queue",
+  "cancel",
+  "help",
+  "version",
+];
 
 /**
  * Parses `argv` (without the runtime and script paths). Throws
@@ -189,10 +228,38 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     }
     out.className = positionals.shift();
   }
+  if (command === "queue") {
+    const [action, name] = positionals.splice(0, 2);
+    if (action !== "pause" && action !== "resume") {
+      throw new UsageError(
+        `queue needs pause or resume: edgekiq queue pause <name>${
+          action === undefined ? "" : ` (got '${sanitize(action, 40)}')`
+        }`,
+      );
+    }
+    if (name === undefined || !/^[^\s,]+$/.test(name)) {
+      throw new UsageError(
+        `queue ${action} needs a queue name without spaces or commas${
+          name === undefined ? "" : `: got '${sanitize(name, 80)}'`
+        }`,
+      );
+    }
+    out.queueAction = action;
+    out.queueName = name;
+  }
+  if (command === "cancel") {
+    const jid = positionals.shift();
+    if (jid === undefined || !/^[\x21-\x7e]{1,100}$/.test(jid)) {
+      throw new UsageError(
+        `cancel needs a job's jid: edgekiq cancel <jid>${jid === undefined ? "" : ` (got '${sanitize(jid, 40)}')`}`,
+      );
+    }
+    out.jid = jid;
+  }
   if (positionals.length) {
     throw new UsageError(
       !explicit
-        ? `unknown command '${sanitize(positionals[0], 60)}' (commands: run, enqueue, stats)`
+        ? `unknown command '${sanitize(positionals[0], 60)}' (commands: run, enqueue, stats, top, web, queue, cancel)`
         : `unexpected argument '${sanitize(positionals[0], 60)}'`,
     );
   }
@@ -252,6 +319,31 @@ export function parseArgs(argv: readonly string[]): CliArgs {
           );
         }
         out.in = n;
+        break;
+      }
+      case "port":
+        out.port = wholeNumber(label, v, { min: 0, max: 65_535 });
+        break;
+      case "host":
+        out.host = nonEmpty(label, v);
+        break;
+      case "user":
+        out.user = nonEmpty(label, v);
+        break;
+      case "password":
+        out.password = nonEmpty(label, v);
+        break;
+      case "no-auth":
+        out.noAuth = true;
+        break;
+      case "interval": {
+        const n = Number(v);
+        if (v.trim() === "" || !Number.isFinite(n) || n < 0.2 || n > LIMITS.interval) {
+          throw new UsageError(
+            `${label} must be a number of seconds from 0.2 to ${LIMITS.interval}: got '${sanitize(v, 40)}'`,
+          );
+        }
+        out.interval = n;
         break;
       }
     }

@@ -1,5 +1,6 @@
 /**
- * The CLI's configuration: a JSON file (`-C config.json`) and/or a
+ * The CLI's configuration: a JSON file (`-C config.json`; Sidekiq's
+ * `sidekiq.yml` is read by `sidekiq_yml.ts` into the same shape) and/or a
  * `config` export of the jobs module, validated with valibot, every problem
  * reported with its path (`config.queues[1]: ...`); then merged with the
  * flags into the options a worker is built from.
@@ -9,7 +10,8 @@
 import * as v from "valibot";
 import type { ClientMiddleware } from "../client_middleware.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
-import type { DeathHandler } from "../server/retry.ts";
+import type { DeathHandler } from "../dead_set_rules.ts";
+import { sanitize } from "../sanitize.ts";
 import { checkRedisUrl, type CliArgs, LIMITS, queueSpec, UsageError } from "./args.ts";
 
 const QUEUE_MESSAGE = `must be "name", "name,weight" or ["name", weight] (weight 0-${LIMITS.weight})`;
@@ -117,7 +119,8 @@ export type CliConfig = v.InferOutput<typeof ModuleConfigSchema>;
  * // UsageError: invalid config edgekiq.json: config.queues[1]: must be "name", "name,weight" or ["name", weight]
  * ```
  */
-export function parseConfig(input: unknown, origin: string, kind: "file" | "module" = "file"): CliConfig {
+export function parseConfig(input: unknown, source: string, kind: "file" | "module" = "file"): CliConfig {
+  const origin = sanitize(source, 200); // a path, as the user typed it
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new UsageError(
       `invalid config ${origin}: config: must be ${kind === "file" ? "a JSON object" : "an object"}`,
@@ -151,12 +154,14 @@ export function parseConfig(input: unknown, origin: string, kind: "file" | "modu
  */
 export function parseConfigText(text: string, origin: string): CliConfig {
   let json: unknown;
+  const shown = sanitize(origin, 200);
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`invalid config ${origin}: not JSON: ${(error as Error).message}`);
+    // JSON.parse quotes the file's text around the error, terminal escapes and all.
+    throw new UsageError(`invalid config ${shown}: not JSON: ${sanitize((error as Error).message, 200)}`);
   }
-  return parseConfig(json, origin, "file");
+  return parseConfig(json, shown, "file");
 }
 
 /** Everything a worker (or `enqueue`/`stats`) is built from, after merging. */

@@ -1,6 +1,7 @@
 /**
- * The `edgekiq --help` text. It states the bounds from {@link LIMITS} and
- * what `enqueue` checks with and without `-r`.
+ * The `edgekiq --help` text. It states the bounds from {@link LIMITS},
+ * what `enqueue` checks with and without `-r`, `top`'s keys and `web`'s
+ * rules for credentials.
  *
  * @module
  */
@@ -13,6 +14,11 @@ Usage:
   edgekiq [run] -r <jobs module> [options]     run a worker
   edgekiq enqueue <Class> [--args '<json array>'] [-q queue] [--in seconds] [-r <jobs module>]
   edgekiq stats                                 processed, failed, queues, sets, processes
+  edgekiq top [-i seconds]                      live terminal view; keys quiet/stop processes, retry/kill jobs
+  edgekiq web [--port 3000] [--host 127.0.0.1]  serve the dashboard (password from EDGEKIQ_WEB_PASSWORD)
+  edgekiq queue pause|resume <name>             stop (or restart) every edgekiq process taking a queue's jobs
+  edgekiq cancel <jid>                          stop a job wherever it runs (workers with jobCancellation())
+                                                and skip its waiting copies; an iterable job stops at its next flush
 
 Worker options:
   -r, --require <file>       module whose exports are the jobs (every defineJob() result counts);
@@ -30,9 +36,26 @@ enqueue:
   Sidekiq's default retry (25), and --args is only checked to be a JSON array, so a job a Ruby
   or other worker runs can be pushed. --in is at most ${LIMITS.in} seconds (ten years).
 
+top:
+  -i, --interval <seconds>   refresh every (default 2, 0.2-${LIMITS.interval}). Tab moves between
+                             Processes, Retries and Dead, arrows select; t quiets and s stops a process,
+                             r retries, x kills and d deletes an entry (s, x, d ask first); ? lists the
+                             keys, q quits.
+
+web:
+  -p, --port <n>             port (default 3000; 0 picks a free one)
+      --host <address>       address to listen on (default 127.0.0.1, this machine only)
+      --user <name>          basic-auth user (default admin, or EDGEKIQ_WEB_USER)
+      --password <pw>        basic-auth password; prefer EDGEKIQ_WEB_PASSWORD (a flag shows in ps)
+      --no-auth              no password: allowed on a loopback address only
+  Without a password and without --no-auth, web refuses to start. On Node it needs @hono/node-server
+  (npm i hono @hono/node-server); Bun and Deno serve it themselves (hono still needed).
+
 Common options:
-  -C, --config <file.json>   config file: { queues, concurrency, timeout, tag, require, redisUrl, ...,
-                             environments: { production: { ... } } }
+  -C, --config <file>        config file: JSON { queues, concurrency, timeout, tag, require, redisUrl, ...,
+                             environments: { production: { ... } } }, or Sidekiq's sidekiq.yml (.yml/.yaml:
+                             :concurrency:, :queues: with [name, weight], :timeout:, :tag:, :labels:,
+                             :capsules:, environment sections; no ERB)
   -e, --environment <name>   config section to apply (default: APP_ENV, NODE_ENV or development)
       --redis-url <url>      redis://, rediss:// (TCP, needs the ioredis package except on Bun) or
                              https:// (Upstash REST, needs @upstash/redis; token from

@@ -117,24 +117,26 @@ export function explainModuleError(error: unknown, context: LoadContext): SetupE
 }
 
 /**
- * Explains a Redis client package that is missing (`ioredis` for TCP,
- * `@upstash/redis` for REST) as a {@link SetupError}; undefined when the
- * failure is something else. `url` is shown as given: pass it redacted.
+ * Explains a package that is missing (`ioredis` for TCP, `@upstash/redis`
+ * for REST, `hono` and `@hono/node-server` for `edgekiq web`) as a
+ * {@link SetupError}: "`what` needs the X package, which is not installed:
+ * how to install it"; undefined when the failure is something else. `what`
+ * is shown as given: pass a URL redacted.
  *
  * @example
  * ```ts
- * explainAdapterError(new Error("Cannot find package 'ioredis'"), { url: "redis://h:6379", runtime: "node" });
+ * explainAdapterError(new Error("Cannot find package 'ioredis'"), { what: "redis://h:6379", runtime: "node" });
  * // SetupError: redis://h:6379 needs the ioredis package, which is not installed: npm i ioredis
  * ```
  */
 export function explainAdapterError(
   error: unknown,
-  { url, runtime }: { url: string; runtime: RuntimeKey },
+  { what, runtime }: { what: string; runtime: RuntimeKey },
 ): SetupError | undefined {
   const pkg = missingPackage(error);
   if (!pkg) return undefined;
   return new SetupError(
-    `${url} needs the ${pkg} package, which is not installed: ${installHint(pkg, runtime)}`,
+    `${what} needs the ${sanitize(pkg, 100)} package, which is not installed: ${installHint(pkg, runtime)}`,
     { cause: error },
   );
 }

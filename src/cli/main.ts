@@ -1,12 +1,14 @@
 /**
- * The `edgekiq` program: `run` (a worker), `enqueue` and `stats`. Everything
+ * The `edgekiq` program: `run` (a worker), `enqueue`, `stats`, `queue` and `cancel`. Everything
  * host-specific (argv, files, module loading, Redis clients) comes in through
  * a {@link CliHost}, so this file stays web-standard and tests can drive it
  * with a memory transport.
  *
  * @module
  */
+import { Queue } from "../api/queue.ts";
 import { Client } from "../client.ts";
+import { cancelJob } from "../api/cancel_job.ts";
 import { ConfigError, EdgekiqError, JobArgsError, PayloadError } from "../errors.ts";
 import type { AnyJob } from "../job.ts";
 import { createLogger, type Logger, type LogLevel } from "../logger.ts";
@@ -27,45 +29,13 @@ import { HELP } from "./help.ts";
 import { explainAdapterError, explainModuleError } from "./load_error.ts";
 import { sanitize } from "../sanitize.ts";
 import { redact, Redactor } from "./redact.ts";
+import { causes, explainRedisError, needsProbe } from "./redis_error.ts";
 import { collectStats, formatStats } from "./stats.ts";
+import { serveDashboard, webAuth } from "./web.ts";
+import { runTop, topTerminal } from "./top.ts";
+import type { CliHost, TransportChoice } from "./cli_host.ts";
 
-/** The Redis client families the CLI can open. */
-export type TransportKind = "ioredis" | "bun" | "upstash";
-
-/** How to reach Redis: which adapter, with what. */
-export interface TransportChoice {
-  kind: TransportKind;
-  url: string;
-  /** The REST token, for `upstash`. */
-  token?: string;
-}
-
-/** What the CLI needs from its host runtime. */
-export interface CliHost {
-  /** Arguments after the script path. */
-  readonly argv: readonly string[];
-  readonly runtime: Runtime;
-  /** e.g. `"node 22.3.0"`. */
-  readonly runtimeVersion: string;
-  /** Whether standard output is a terminal (plain logs) or not (JSON logs). */
-  readonly stdoutIsTTY: boolean;
-  /** The working directory (its base name is the default tag). */
-  cwd(): string;
-  /** Writes a line to standard output. */
-  out(line: string): void;
-  /** Writes a line to standard error. */
-  err(line: string): void;
-  /** Writes a worker log line (default: info and debug to stdout, warnings and errors to stderr). */
-  log?(line: string, level: LogLevel): void;
-  /** Whether a file exists (relative paths are from the working directory). */
-  exists(path: string): Promise<boolean>;
-  /** Reads a text file. */
-  readText(path: string): Promise<string>;
-  /** Imports a module by path. */
-  importModule(path: string): Promise<Record<string, unknown>>;
-  /** Opens a transport. */
-  connect(choice: TransportChoice): Promise<Transport>;
-}
+export type { CliHost, Listening, Terminal, TransportChoice, TransportKind } from "./cli_host.ts";
 
 /**
  * Picks the adapter for a URL: `https://` (or `http://`) is an Upstash REST
@@ -90,9 +60,9 @@ export function chooseTransport(
     const token = env("UPSTASH_REDIS_REST_TOKEN") ?? env("EDGEKIQ_REDIS_TOKEN");
     if (!token) {
       throw new UsageError(
-        `${source} ${
-          redact(url)
-        } is an Upstash REST URL, which needs a token: set UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN`,
+        `${source} ${redact(url)} is an ${protocol}// URL, which edgekiq reads as an Upstash REST endpoint ` +
+          "(the upstash transport, @upstash/redis), which needs a token: set UPSTASH_REDIS_REST_TOKEN or " +
+          "EDGEKIQ_REDIS_TOKEN. For a Redis server over TCP, use redis://host:port (rediss:// for TLS)",
       );
     }
     return { kind: "upstash", url, token };
@@ -123,6 +93,9 @@ export async function runCli(host: CliHost): Promise<number> {
   for (const url of [env("REDIS_URL"), env("UPSTASH_REDIS_REST_URL"), ...flagValues(host.argv, "--redis-url")]) {
     redactor.add(url);
   }
+  for (const secret of [env("EDGEKIQ_WEB_PASSWORD"), ...flagValues(host.argv, "--password")]) {
+    redactor.addSecret(secret);
+  }
   const out = (line: string) => host.out(redactor.scrub(line));
   const err = (line: string) => host.err(redactor.scrub(line));
   const log = (line: string, level: LogLevel) => {
@@ -151,7 +124,7 @@ export async function runCli(host: CliHost): Promise<number> {
     if (args.command === "run" && !requirePath) {
       throw new UsageError("no jobs to run: pass -r/--require <file> (a module exporting defineJob() results)");
     }
-    if (requirePath && args.command !== "stats") {
+    if (requirePath && (args.command === "run" || args.command === "enqueue")) {
       module = await loadJobsModule(host, requirePath, label);
       if (module.config !== undefined) {
         moduleConfig = parseConfig(module.config, `${requirePath} (export config)`, "module");
@@ -164,15 +137,35 @@ export async function runCli(host: CliHost): Promise<number> {
       throw new UsageError(`${label} ${sanitize(requirePath!)} exports no jobs: export the results of defineJob()`);
     }
     const job = args.command === "enqueue" && module ? jobNamed(jobs, args.className!, requirePath!) : undefined;
+    // Refusals that need no Redis come first: an unguarded dashboard, a top with no terminal.
+    if (args.command === "web") webAuth(args, env);
+    if (args.command === "top") topTerminal(host);
     const choice = chooseTransport(options.redisUrl, host.runtime.key, env, options.redisUrlSource);
     transport = await connect(host, choice);
-    await ping(transport, options);
+    await ping(host, transport, options);
     const session: Session = { host, out, log, transport, args, options };
     switch (args.command) {
       case "enqueue":
         return await enqueue(session, job);
       case "stats":
         return await stats(session);
+      case "queue":
+        return await queueCommand(session);
+      case "cancel":
+        return await cancelCommand(session);
+      case "web":
+        return await serveDashboard({
+          host,
+          out,
+          transport,
+          args,
+          redis: redact(options.redisUrl),
+          prefix: options.prefix,
+          timeFormat: options.timeFormat,
+          logger: cliLogger(session),
+        });
+      case "top":
+        return await runTop({ host, transport, args, options });
       default:
         return await run(session, { module: module!, jobs });
     }
@@ -195,13 +188,24 @@ export async function runCli(host: CliHost): Promise<number> {
       err(`edgekiq: ${error.message}`);
       return 2;
     }
-    // edgekiq's own errors explain themselves; anything else gets its stack.
+    // edgekiq's own errors explain themselves (-v adds what caused them);
+    // anything else gets its stack.
     const text = error instanceof EdgekiqError
       ? error.message
       : error instanceof Error
       ? error.stack ?? error.message
       : String(error);
     err(`edgekiq: ${text}`);
+    if (verbose && error instanceof EdgekiqError) {
+      for (const cause of causes(error).slice(1)) {
+        const code = (cause as { code?: unknown }).code;
+        err(
+          `  caused by ${sanitize(cause.name, 60)}: ${sanitize(cause.message, 300)}${
+            typeof code === "string" ? ` (${sanitize(code, 40)})` : ""
+          }`,
+        );
+      }
+    }
     return 1;
   } finally {
     if (transport) await bounded(transport.close(), 3000);
@@ -248,7 +252,7 @@ async function connect(host: CliHost, choice: TransportChoice): Promise<Transpor
   try {
     return await host.connect(choice);
   } catch (error) {
-    throw explainAdapterError(error, { url: redact(choice.url), runtime: host.runtime.key }) ?? error;
+    throw explainAdapterError(error, { what: redact(choice.url), runtime: host.runtime.key }) ?? error;
   }
 }
 
@@ -262,9 +266,15 @@ interface Session {
   options: ResolvedOptions;
 }
 
+/**
+ * Reads `-C`: Sidekiq's `sidekiq.yml` shape for `.yml`/`.yaml` (its parser
+ * loaded only then), edgekiq's JSON otherwise.
+ */
 async function loadConfigFile(host: CliHost, path: string): Promise<CliConfig> {
   if (!(await host.exists(path))) throw new UsageError(`-C/--config ${sanitize(path)}: no such file`);
-  return parseConfigText(await host.readText(path), path);
+  const text = await host.readText(path);
+  if (/\.ya?ml$/i.test(path)) return (await import("./sidekiq_yml.ts")).parseSidekiqYaml(text, path);
+  return parseConfigText(text, path);
 }
 
 /** Waits for `promise` at most `ms` (errors ignored), so a stuck close never keeps the CLI alive. */
@@ -274,8 +284,11 @@ async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Fails fast, with the URL's source named, when Redis cannot be reached. */
-async function ping(transport: Transport, options: ResolvedOptions): Promise<void> {
+/**
+ * Fails fast when Redis cannot be used, saying why: refused credentials, or
+ * the failure behind "cannot reach" (with the URL's source named).
+ */
+async function ping(host: CliHost, transport: Transport, options: ResolvedOptions): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
@@ -283,11 +296,11 @@ async function ping(transport: Transport, options: ResolvedOptions): Promise<voi
       new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer within 10 s")), 10_000))),
     ]);
   } catch (error) {
-    throw new EdgekiqError(
-      `cannot reach Redis at ${redact(options.redisUrl)} (from ${options.redisUrlSource}): ${
-        (error as Error)?.message ?? error
-      }`,
-    );
+    let probe: string | undefined;
+    if (host.probe && needsProbe(error) && /^rediss?:/i.test(options.redisUrl)) {
+      probe = await host.probe(options.redisUrl).catch(() => undefined);
+    }
+    throw explainRedisError(error, { url: redact(options.redisUrl), source: options.redisUrlSource, probe });
   } finally {
     clearTimeout(timer);
   }
@@ -308,8 +321,48 @@ async function enqueue({ out, transport, args, options }: Session, job: AnyJob |
   return 0;
 }
 
-async function stats({ out, transport, args, options }: Session): Promise<number> {
-  const result = await collectStats(new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat }));
+/** A client for the admin commands: the transport with the options' prefix and time format. */
+function adminClient({ transport, options }: Pick<Session, "transport" | "options">): Client {
+  return new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat });
+}
+
+/** `edgekiq queue pause|resume <name>`: Sidekiq Pro's `pause!`/`unpause!`. */
+async function queueCommand(session: Session): Promise<number> {
+  const { out, args } = session;
+  const queue = new Queue(adminClient(session), args.queueName!);
+  const name = `'${sanitize(queue.name, 100)}'`;
+  if (args.queueAction === "pause") {
+    out(
+      (await queue.pause())
+        ? `paused queue ${name}: every edgekiq process stops taking its jobs at its next fetch; running jobs finish`
+        : `queue ${name} was already paused`,
+    );
+  } else {
+    out(
+      (await queue.resume())
+        ? `resumed queue ${name}: every edgekiq process takes its jobs again at its next fetch`
+        : `queue ${name} was not paused`,
+    );
+  }
+  return 0;
+}
+
+/** `edgekiq cancel <jid>`: the job stops wherever it runs, and its waiting copies are skipped. */
+async function cancelCommand(session: Session): Promise<number> {
+  const { out, args } = session;
+  const jid = sanitize(args.jid!, 100);
+  const at = await cancelJob(adminClient(session), args.jid!);
+  out(
+    `cancelled job ${jid} (first cancelled at ${new Date(at * 1000).toISOString()}): ` +
+      "a worker with jobCancellation() stops it within one heartbeat and skips its waiting copies; " +
+      "an iterable job stops at its next state flush",
+  );
+  return 0;
+}
+
+async function stats(session: Session): Promise<number> {
+  const { out, args } = session;
+  const result = await collectStats(adminClient(session));
   out(args.json ? JSON.stringify(result) : formatStats(result));
   return 0;
 }
@@ -318,11 +371,7 @@ async function run(
   { host, log, transport, options }: Session,
   { module, jobs }: { module: Record<string, unknown>; jobs: AnyJob[] },
 ): Promise<number> {
-  const logger: Logger = createLogger({
-    json: options.json ?? !host.stdoutIsTTY,
-    level: options.verbose ? "debug" : "info",
-    write: log,
-  });
+  const logger = cliLogger({ host, log, options });
   const worker = createWorker({
     transport,
     jobs: module,
@@ -353,6 +402,15 @@ async function run(
   await worker.run();
   await worker.stopped;
   return 0;
+}
+
+/** Log lines as the flags and config ask: JSON unless standard output is a terminal, debug with -v. */
+function cliLogger({ host, log, options }: Pick<Session, "host" | "log" | "options">): Logger {
+  return createLogger({
+    json: options.json ?? !host.stdoutIsTTY,
+    level: options.verbose ? "debug" : "info",
+    write: log,
+  });
 }
 
 function baseName(path: string): string {

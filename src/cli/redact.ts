@@ -8,36 +8,9 @@
  * @module
  */
 
-// Query parameters that carry credentials (ioredis reads `?password=`).
-const SECRET_PARAM = /^(password|pass|pwd|token|secret|auth|key)$/i;
+import { redact, SECRET_PARAM } from "../transport/redact_url.ts";
 
-/**
- * Hides a URL's credentials: the password, a lone user name (some write the
- * password there), and credential-like query parameters. Text that is not a
- * URL is not shown at all: it may be a mistyped URL holding a password.
- *
- * @example
- * ```ts
- * redact("redis://user:pw@localhost:6379/0");   // "redis://user:***@localhost:6379/0"
- * redact("redis://h:6379?password=pw&db=1");    // "redis://h:6379?password=***&db=1"
- * redact("redis//:pw@h");                       // "<not a valid URL>"
- * ```
- */
-export function redact(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return "<not a valid URL>";
-  }
-  if (u.password) u.password = "***";
-  else if (u.username) u.username = "***";
-  const names: string[] = [];
-  u.searchParams.forEach((_, name) => void (SECRET_PARAM.test(name) && names.push(name)));
-  for (const name of names) u.searchParams.set(name, "***");
-  // URLSearchParams encodes "*" as "%2A"; keep the mask readable.
-  return u.toString().replace(/%2A%2A%2A/g, "***");
-}
+export { redact };
 
 /** The secrets inside a URL (password, lone user name, credential parameters), decoded and raw. */
 function secretsOf(url: string): string[] {
@@ -77,9 +50,17 @@ export class Redactor {
   /** Remembers a URL (valid or not) whose text must never be printed as is. */
   add(url: string | undefined): void {
     if (!url || this.#urls.has(url)) return;
-    this.#urls.set(url, redact(url));
+    const shown = redact(url);
+    // A URL with nothing to hide is left as it is: replacing it with itself
+    // would match again inside the replacement (`http://h:6480` -> `http://h:6480//`).
+    if (shown !== url) this.#urls.set(url, shown);
     // Very short secrets would garble unrelated text; the URL itself is still caught above.
     for (const secret of secretsOf(url)) if (secret.length >= 4) this.#secrets.add(secret);
+  }
+
+  /** Remembers a secret that is not in a URL (`web --password`): it is masked wherever it shows. */
+  addSecret(secret: string | undefined): void {
+    if (secret && secret.length >= 4) this.#secrets.add(secret);
   }
 
   /** `text` with every remembered URL redacted and every remembered secret masked. */

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { Runtime, SignalName } from "./runtime.ts";
+import type { CpuProfiler, Runtime, SignalName } from "./runtime.ts";
+import { inspectorProfiler } from "./inspector_profiler.ts";
 
 /** Builds the runtime for Deno. */
 export function denoRuntime(): Runtime {
@@ -17,6 +18,7 @@ export function denoRuntime(): Runtime {
       return fallback; // no --allow-env / --allow-sys: degrade, do not crash
     }
   };
+  let profiler: CpuProfiler | undefined;
   return {
     key: "deno",
     pid: D.pid,
@@ -38,6 +40,8 @@ export function denoRuntime(): Runtime {
       return hooks?.AsyncLocalStorage ? new hooks.AsyncLocalStorage() : undefined;
     },
     exit: (code) => D.exit(code),
+    // deno-lint-ignore no-explicit-any
+    profiler: () => profiler ??= inspectorProfiler((globalThis as any).process?.getBuiltinModule),
     writeErr: (line) => D.stderr.writeSync(encoder.encode(line + "\n")),
   };
 }

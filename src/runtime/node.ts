@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { Runtime, SignalName } from "./runtime.ts";
+import type { CpuProfiler, Runtime, SignalName } from "./runtime.ts";
+import { inspectorProfiler } from "./inspector_profiler.ts";
 
 /** Builds the runtime for Node or Bun. */
 export function nodeRuntime(key: "node" | "bun"): Runtime {
@@ -12,6 +13,7 @@ export function nodeRuntime(key: "node" | "bun"): Runtime {
   // getBuiltinModule (Node >= 20.16, Bun) avoids a static `node:os` import,
   // which would break bundling this file for the edge.
   const os = proc.getBuiltinModule?.("node:os");
+  let profiler: CpuProfiler | undefined;
   return {
     key,
     pid: proc.pid,
@@ -28,5 +30,6 @@ export function nodeRuntime(key: "node" | "bun"): Runtime {
     },
     exit: (code) => proc.exit(code),
     writeErr: (line) => proc.stderr.write(line + "\n"),
+    profiler: () => profiler ??= inspectorProfiler(proc.getBuiltinModule),
   };
 }

@@ -16,6 +16,17 @@ export interface AsyncStore {
   getStore(): unknown;
 }
 
+/**
+ * A CPU profiler of this process, one profile at a time (the runtime's own:
+ * `node:inspector` on Node, Deno and Bun).
+ */
+export interface CpuProfiler {
+  /** Starts recording; rejects if a profile is already being recorded. */
+  start(): Promise<void>;
+  /** Stops recording; resolves to the profile as `.cpuprofile` JSON. */
+  stop(): Promise<string>;
+}
+
 /** The signals edgekiq listens for. */
 export type SignalName = "SIGINT" | "SIGTERM" | "SIGTSTP" | "SIGTTIN" | "SIGUSR1" | "SIGUSR2";
 
@@ -50,4 +61,6 @@ export interface Runtime {
   asyncLocalStorage?(): AsyncStore | undefined;
   /** Writes one line to standard error (console.error on edge). */
   writeErr(line: string): void;
+  /** The runtime's CPU profiler, made on first use; undefined where there is none (edge). */
+  profiler?(): CpuProfiler | undefined;
 }

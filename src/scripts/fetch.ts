@@ -2,14 +2,16 @@
  * The fetch script: acknowledge finished jobs and take the next batch, in one
  * round trip. This is why a busy worker costs well under one Redis command
  * per job; the held-hash layout ({@link HELD_LUA}) is why it costs little
- * Redis time.
+ * Redis time, and why that time does not grow with the number of queues.
  *
  * @module
  */
 import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
-import { BATCH_SPAN, HELD_LUA, heldTwin, SEPARATOR } from "./held.ts";
-import { RECOVERED_AT_END_LUA, startingNow } from "./recover.ts";
+import { BATCH_SPAN, HELD_LUA, heldTwin, QUEUES_FIELD, SEPARATOR } from "./held.ts";
+import { holds, KEY_TYPES_LUA, refusal } from "./key_types.ts";
+import { RECOVERED_AT_END_LUA, startingNow } from "./recovered_mark.ts";
+import { POP_FIRST_LUA, popFirstTwin } from "./pop_first.ts";
 
 /** What a fetch returned. */
 export interface FetchResult {
@@ -19,44 +21,70 @@ export interface FetchResult {
    * Acks were applied anyway; nothing was taken.
    */
   readonly alive: boolean;
-  /** Index (0-based, into the capsule's queues) of the queue the jobs came from, or -1. */
+  /** Index (0-based, into the queues named in the call) of the queue the jobs came from, or -1. */
   readonly queueIndex: number;
   /** Raw jobs, oldest first; job i is index i of the batch. */
   readonly jobs: string[];
-  /** Whether the held hashes had lost their registration (recovered by another process) and were registered again. */
+  /** Whether the held hash had lost its registration (recovered by another process) and was registered again. */
   readonly reregistered: boolean;
-  /** Whether the landing job named in the call was found and adopted into its held hash. */
+  /** Whether the landing job named in the call was found and adopted into the held hash. */
   readonly adopted: boolean;
   /**
    * The request had run before (a resend) or was released: it took nothing
    * now, and whatever its first run took is held under its batch id, unseen.
    */
   readonly replayed: boolean;
+  /** Indexes (0-based, into the queues named) of queues that are paused: nothing was taken from them. */
+  readonly paused: number[];
+  /** Indexes (0-based, into the queues named) of queues whose key holds another type than a list: skipped. */
+  readonly broken: number[];
+  /**
+   * Indexes (0-based, into the queues named) of the queues the take found
+   * empty: every candidate before the one it took from, or all of them.
+   */
+  readonly empty: number[];
 }
 
 /**
- * KEYS: the process hash, the held-key registry, `dead`, then for the
- * capsule's n queues: queue lists q1..qn, held hashes h1..hn, landing lists
- * l1..ln, then u keys to release.
- * ARGV: identity, ttl, count, batch id, startNow, started mark, landing queue
- * index (0 = none), landing batch id, now (epoch seconds), u, the n queue
- * names, the u values the keys to release must still hold,
- * then o and a fetch order of o queue indexes; r and r batch ids to release;
- * d and d (queue index, batch id) pairs of batches done; p and p partial acks
- * (queue index, batch id, batch size, k, k job indexes); m and m (queue
- * index, batch id, job index, raw) acks of jobs that may have been requeued.
+ * Keys before the queues: the process hash, the held-key registry, `dead`,
+ * the held hash, the set of paused queues, the landing list adopted from
+ * (the held hash again when none). {@link FETCH}'s KEYS go on with the
+ * queues named, then the keys to release.
+ */
+export const FETCH_FIXED_KEYS = 6;
+
+/**
+ * KEYS: the process hash, the held-key registry, `dead`, the held hash, the
+ * set of paused queues, the landing list to adopt from (or the held hash
+ * again), then n queue lists in the order to try them, then u keys to
+ * release.
+ * ARGV: identity, ttl, count, batch id, startNow, started mark, landing
+ * queue (1..n, 0 = none), landing batch id, now (epoch seconds), u, the
+ * queue keys' prefix (`queue:`), the capsule's queue names
+ * (comma-joined), the u values the keys to release must still hold; then
+ * r and r batch ids to release; d and d batch ids done; p and p partial acks
+ * (batch id, batch size, k, k job indexes); m and m (queue, batch id, job
+ * index, raw) acks of jobs that may have been requeued.
  *
- * In order: adopt the landing job as a one-job batch; release batches whose
- * request's reply was lost (their held jobs go back to the queue, and a
- * tombstone makes a late run of that request take nothing); acks; release
- * keys that still hold their value (locks middleware let go of: a
- * compare-and-delete, so a lock taken since by another job stays); refresh
- * the process entry's TTL (a missing entry means this process was presumed
- * dead: reply -2 and take nothing); re-register the held hashes if another
- * process recovered them; record the started mark; take up to `count` jobs
- * from the first non-empty queue in the fetch order as one batch, and mark
- * its first `startNow` as started, up to the first recovered job (a
- * recovered job writes its own start, and a suspect may wait its turn).
+ * In order: adopt the landing job as a batch of one; release batches whose
+ * request's reply was lost (their held jobs go back to their queues, and a
+ * tombstone makes a late run of that request take nothing; such a call
+ * names every queue of the capsule); acks; release keys that still hold
+ * their value (locks middleware let go of: a compare-and-delete, so a lock
+ * taken since by another job stays); refresh the process entry's TTL (a
+ * missing entry means this process was presumed dead: reply -2 and take
+ * nothing); re-register the held hash if another process recovered it;
+ * record the started mark; take up to `count` jobs from the first non-empty
+ * queue in the order named that is not paused, as one batch, and mark its
+ * first `startNow` as started, up to the first recovered job (a recovered
+ * job writes its own start, and a suspect may wait its turn).
+ *
+ * The take is one `LMPOP` over the candidates (Redis 7): the walk over empty
+ * queues costs a key lookup each inside Redis, not a script call each. On a
+ * server without `LMPOP`, or when a queue key holds another type, it walks
+ * them one by one (a broken queue is skipped and reported). The caller
+ * decides which queues to name (all of them, or those not found empty a
+ * moment ago), so nothing here is per queue of the capsule.
  *
  * An ack of a job that is no longer held because it was put back (hard
  * shutdown, or recovery while this process stalled) takes the requeued copy
@@ -64,8 +92,16 @@ export interface FetchResult {
  * finishing in that window does not run twice. The scan is bounded: no
  * script here walks a whole queue.
  *
- * Reply: [-2] presumed dead, [-3] request released or already run, else [queue index
- * (1-based, 0 if none), reregistered, adopted, job count, NUL-joined jobs].
+ * Faults of the keyspace do not lose jobs: a key to release that is not a
+ * string is not a lock of ours and is left alone; jobs with a NUL byte are
+ * buried in `dead` only if `dead` is a sorted set, or else put back where
+ * they were and the call refused; a release whose queues are not all named,
+ * or whose queue key holds another type, is refused before it writes.
+ *
+ * Reply: [-2] presumed dead, [-3] request released or already run, else
+ * [queue (1..n, 0 if none), reregistered, adopted, paused queues, broken
+ * queues, queues found empty (each 1-based, comma-joined), the batch as
+ * stored (its queue's name and its jobs, NUL-joined; "" if none)].
  */
 export const FETCH = defineScript<FetchResult>({
   name: "fetch",
@@ -73,9 +109,10 @@ export const FETCH = defineScript<FetchResult>({
     "<identity>",
     "edgekiq:inflight",
     "dead",
-    "queue:<q1>..<qn>",
-    "held h1..hn",
-    "landing l1..ln",
+    "held",
+    "edgekiq:paused",
+    "landing|held",
+    "...queue:<q> in the order to try",
     "...keys to release",
   ],
   argv: [
@@ -89,221 +126,309 @@ export const FETCH = defineScript<FetchResult>({
     "landingBatch",
     "now",
     "u",
-    "...queue names",
+    "queuePrefix",
+    "capsuleQueues",
     "...values of the keys to release",
-    "o",
-    "...order",
     "r",
     "...batches to release",
     "d",
-    "...(queue, batch)",
+    "...batches",
     "p",
-    "...(queue, batch, size, k, ...indexes)",
+    "...(batch, size, k, ...indexes)",
     "m",
     "...(queue, batch, index, raw)",
   ],
-  lua: HELD_LUA + `
+  lua: HELD_LUA + KEY_TYPES_LUA + POP_FIRST_LUA + `
 local RECOVERED_AT_END = '${RECOVERED_AT_END_LUA}'
 local u = tonumber(ARGV[10])
-local n = (#KEYS - 3 - u) / 3
-local function q(i) return KEYS[3 + i] end
-local function h(i) return KEYS[3 + n + i] end
+local n = #KEYS - ${FETCH_FIXED_KEYS} - u
+local plen = #ARGV[11]
+local held, dead, paused = KEYS[4], KEYS[3], KEYS[5]
+local function q(i) return KEYS[${FETCH_FIXED_KEYS} + i] end
+local function nameOf(i) return string.sub(KEYS[${FETCH_FIXED_KEYS} + i], plen + 1) end
 local count = math.min(tonumber(ARGV[3]), SPAN)
 local batch = ARGV[4]
 local now = ARGV[9]
 local adopted = 0
 local lq = tonumber(ARGV[7])
 if lq > 0 then
-  local raw = redis.call("RPOP", KEYS[3 + 2 * n + lq])
+  local raw = redis.call("RPOP", KEYS[6])
   if raw then
     if string.find(raw, "\\0", 1, true) then
-      buryNul(KEYS[3], ARGV[10 + lq], raw, "nul-" .. ARGV[8], now)
+      if not holds(dead, "zset") then
+        redis.call("RPUSH", KEYS[6], raw)
+        return refuse(dead, "zset")
+      end
+      buryNul(dead, nameOf(lq), raw, "nul-" .. ARGV[8], now)
     else
-      redis.call("HSET", h(lq), ARGV[8], raw)
+      redis.call("HSET", held, ARGV[8], nameOf(lq) .. "\\0" .. raw)
     end
     adopted = 1
   end
 end
 for j = 1, u do
-  if redis.call("GET", KEYS[3 + 3 * n + j]) == ARGV[10 + n + j] then redis.call("DEL", KEYS[3 + 3 * n + j]) end
+  local key = KEYS[${FETCH_FIXED_KEYS} + n + j]
+  if holds(key, "string") and redis.call("GET", key) == ARGV[12 + j] then redis.call("DEL", key) end
 end
-local a = 11 + n + u
-local order = {}
-for i = 1, tonumber(ARGV[a]) do order[i] = tonumber(ARGV[a + i]) end
-a = a + #order + 1
-for _ = 1, tonumber(ARGV[a]) do
-  a = a + 1
-  local b = ARGV[a]
-  for i = 1, n do
-    local back = {}
-    for _, job in ipairs(pending(h(i), b)) do back[#back + 1] = job[2] end
-    pushBack(q(i), back)
-    redis.call("HDEL", h(i), b, "#a:" .. b)
+local a = 13 + u
+local r = tonumber(ARGV[a])
+if r > 0 then
+  -- Every queue the released jobs go back to is checked before any moves.
+  local index = queueIndex(${FETCH_FIXED_KEYS}, n, plen)
+  local moves = {}
+  for k = 1, r do
+    local b = ARGV[a + k]
+    local jobs, _, _, queue = pending(held, b)
+    if #jobs > 0 then
+      local i = index[queue]
+      if not i then return redis.error_reply("ERR cannot release batch " .. b .. ": its queue is not named") end
+      if not holds(q(i), "list") then return refuse(q(i), "list") end
+      local back = {}
+      for _, job in ipairs(jobs) do back[#back + 1] = job[2] end
+      moves[#moves + 1] = {i, back}
+    end
   end
-  redis.call("HSET", h(1), "#x:" .. b, 1)
+  for _, move in ipairs(moves) do pushBack(q(move[1]), move[2]) end
+  for k = 1, r do
+    local b = ARGV[a + k]
+    redis.call("HDEL", held, b, "#a:" .. b)
+    redis.call("HSET", held, "#x:" .. b, 1)
+  end
 end
-a = a + 1
-for _ = 1, tonumber(ARGV[a]) do
-  redis.call("HDEL", h(tonumber(ARGV[a + 1])), ARGV[a + 2], "#a:" .. ARGV[a + 2])
-  a = a + 2
+a = a + r + 1
+local d = tonumber(ARGV[a])
+-- Finished batches leave in one HDEL per 500 (unpack has a stack limit).
+for k0 = 1, d, 500 do
+  local fields = {}
+  for k = k0, math.min(k0 + 499, d) do
+    fields[#fields + 1] = ARGV[a + k]
+    fields[#fields + 1] = "#a:" .. ARGV[a + k]
+  end
+  redis.call("HDEL", held, unpack(fields))
 end
-a = a + 1
+a = a + d + 1
 for _ = 1, tonumber(ARGV[a]) do
-  local qi, b, size, k = tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local b, size, k = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local indexes = {}
-  for j = 1, k do indexes[j] = tonumber(ARGV[a + 4 + j]) end
-  mark(h(qi), b, indexes, 49, size)
-  a = a + 4 + k
+  for j = 1, k do indexes[j] = tonumber(ARGV[a + 3 + j]) end
+  mark(held, b, indexes, 49, size)
+  a = a + 3 + k
 end
 a = a + 1
 for _ = 1, tonumber(ARGV[a]) do
   local qi, b, i, raw = tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
-  local state = redis.call("HGET", h(qi), "#a:" .. b)
-  local held = redis.call("HEXISTS", h(qi), b) == 1
+  local state = redis.call("HGET", held, "#a:" .. b)
+  local isHeld = redis.call("HEXISTS", held, b) == 1
   local c = state and string.byte(state, i + 1) or 48
-  if held and c == 48 then
-    mark(h(qi), b, {i}, 49)
-  elseif (not held or c == 50) and redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) then
+  if isHeld and c == 48 then
+    mark(held, b, {i}, 49)
+  elseif (not isHeld or c == 50) and redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) then
     redis.call("LREM", q(qi), -1, raw)
   end
   a = a + 4
 end
 if redis.call("EXPIRE", KEYS[1], ARGV[2]) == 0 then return {-2} end
 local reregistered = 0
-if redis.call("HEXISTS", KEYS[2], h(1)) == 0 then
+if redis.call("HEXISTS", KEYS[2], held) == 0 then
   reregistered = 1
-  for i = 1, n do redis.call("HSET", KEYS[2], h(i), ARGV[1]) end
+  redis.call("HSET", KEYS[2], held, ARGV[1])
+  redis.call("HSET", held, "${QUEUES_FIELD}", ARGV[12])
 end
-local started = tonumber(ARGV[6])
-local startNow = tonumber(ARGV[5])
-if started > 0 then
-  for i = 1, n do redis.call("HSET", h(i), "#started", started) end
-end
-if count > 0 then
-  if redis.call("HEXISTS", h(1), "#x:" .. batch) == 1 then return {-3} end
-  -- The same request run twice (a resend after a lost reply) must not take
-  -- a second batch under the same id, nor overwrite the first.
+local isPaused, pausedList = {}, {}
+if redis.call("SCARD", paused) > 0 then
+  local names = {}
+  for _, name in ipairs(redis.call("SMEMBERS", paused)) do names[name] = true end
   for i = 1, n do
-    if redis.call("HEXISTS", h(i), batch) == 1 then return {-3} end
-  end
-  for _, i in ipairs(order) do
-    local jobs = redis.call("RPOP", q(i), count)
-    if jobs then
-      local kept = jobs
-      for j = 1, #jobs do
-        if string.find(jobs[j], "\\0", 1, true) then
-          kept = {}
-          for k = 1, #jobs do
-            if string.find(jobs[k], "\\0", 1, true) then
-              buryNul(KEYS[3], ARGV[10 + i], jobs[k], "nul-" .. batch .. "-" .. k, now)
-            else
-              kept[#kept + 1] = jobs[k]
-            end
-          end
-          break
-        end
-      end
-      if #kept == 0 then return {i, reregistered, adopted, 0, ""} end
-      local blob = table.concat(kept, "\\0")
-      redis.call("HSET", h(i), batch, blob)
-      -- The first startNow start at once, up to the first recovered job (which writes its own start).
-      local s = 0
-      while s < math.min(startNow, #kept) and not string.find(kept[s + 1], RECOVERED_AT_END) do s = s + 1 end
-      if s > 0 and tonumber(batch) * SPAN + s - 1 > started then
-        for j = 1, n do redis.call("HSET", h(j), "#started", tonumber(batch) * SPAN + s - 1) end
-      end
-      return {i, reregistered, adopted, #kept, blob}
+    if names[nameOf(i)] then
+      isPaused[i] = true
+      pausedList[#pausedList + 1] = i
     end
   end
 end
-return {0, reregistered, adopted, 0, ""}
+local started = tonumber(ARGV[6])
+local startNow = tonumber(ARGV[5])
+if started > 0 then redis.call("HSET", held, "#started", started) end
+-- The batch goes back as the blob stored (its queue's name first): one
+-- string, not one reply element per job, is less work on both sides.
+local function reply(i, blob, broken, empty)
+  return {i, reregistered, adopted, table.concat(pausedList, ","), table.concat(broken, ","),
+    table.concat(empty, ","), blob}
+end
+if count <= 0 then return reply(0, "", {}, {}) end
+local seen = redis.call("HMGET", held, batch, "#x:" .. batch)
+-- The same request run twice (a resend after a lost reply, or a late run of
+-- one released since) must not take a second batch under the same id.
+if seen[1] or seen[2] then return {-3} end
+local candidates = {}
+for i = 1, n do
+  if not isPaused[i] then candidates[#candidates + 1] = i end
+end
+local keys, broken, empty = {}, {}, {}
+for c, i in ipairs(candidates) do keys[c] = q(i) end
+local c, jobs = popFirst(keys, count, broken, empty)
+-- Indexes into the candidates, as indexes into the queues named.
+for k, b in ipairs(broken) do broken[k] = candidates[b] end
+for k, e in ipairs(empty) do empty[k] = candidates[e] end
+if not jobs then return reply(0, "", broken, empty) end
+local i = candidates[c]
+local kept = jobs
+for j = 1, #jobs do
+  if string.find(jobs[j], "\\0", 1, true) then
+    if not holds(dead, "zset") then
+      for k = #jobs, 1, -1 do redis.call("RPUSH", q(i), jobs[k]) end
+      return refuse(dead, "zset")
+    end
+    kept = {}
+    for k = 1, #jobs do
+      if string.find(jobs[k], "\\0", 1, true) then
+        buryNul(dead, nameOf(i), jobs[k], "nul-" .. batch .. "-" .. k, now)
+      else
+        kept[#kept + 1] = jobs[k]
+      end
+    end
+    break
+  end
+end
+if #kept == 0 then return reply(i, "", broken, empty) end
+table.insert(kept, 1, nameOf(i))
+local blob = table.concat(kept, "\\0")
+redis.call("HSET", held, batch, blob)
+table.remove(kept, 1)
+-- The first startNow start at once, up to the first recovered job (which
+-- writes its own start). The mark is the payload's last field: only its
+-- tail is searched, so a large payload costs no scan.
+local s = 0
+while s < math.min(startNow, #kept) and not string.find(kept[s + 1], RECOVERED_AT_END, -64) do s = s + 1 end
+if s > 0 and tonumber(batch) * SPAN + s - 1 > started then
+  redis.call("HSET", held, "#started", tonumber(batch) * SPAN + s - 1)
+end
+return reply(i, blob, broken, empty)
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const F = FETCH_FIXED_KEYS;
     const u = Number(argv[9]);
-    const n = (keys.length - 3 - u) / 3;
-    const q = (i: number) => keys[2 + i];
-    const h = (i: number) => keys[2 + n + i];
+    const n = keys.length - F - u;
+    const plen = argv[10].length;
+    const [, registry, dead, held, pausedKey, landing] = keys;
+    const q = (i: number) => keys[F + i - 1];
+    const nameOf = (i: number) => q(i).slice(plen);
     const count = Math.min(Number(argv[2]), BATCH_SPAN);
     const batch = argv[3];
     const now = argv[8];
     let adopted = 0;
     const lq = Number(argv[6]);
     if (lq > 0) {
-      const raw = redis.call("RPOP", keys[2 + 2 * n + lq]) as string | null;
+      const raw = redis.call("RPOP", landing) as string | null;
       if (raw !== null) {
-        if (raw.includes(SEPARATOR)) heldTwin.buryNul(redis, keys[2], argv[9 + lq], raw, `nul-${argv[7]}`, now);
-        else redis.call("HSET", h(lq), argv[7], raw);
+        if (raw.includes(SEPARATOR)) {
+          if (!holds(redis, dead, "zset")) {
+            redis.call("RPUSH", landing, raw);
+            throw refusal(dead, "zset");
+          }
+          heldTwin.buryNul(redis, dead, nameOf(lq), raw, `nul-${argv[7]}`, now);
+        } else redis.call("HSET", held, argv[7], `${nameOf(lq)}${SEPARATOR}${raw}`);
         adopted = 1;
       }
     }
     for (let j = 1; j <= u; j++) {
-      if (redis.call("GET", keys[2 + 3 * n + j]) === argv[9 + n + j]) redis.call("DEL", keys[2 + 3 * n + j]);
+      const key = keys[F + n + j - 1];
+      if (holds(redis, key, "string") && redis.call("GET", key) === argv[11 + j]) redis.call("DEL", key);
     }
-    let a = 10 + n + u;
-    const order = argv.slice(a + 1, a + 1 + Number(argv[a])).map(Number);
-    a += order.length + 1;
-    for (let r = Number(argv[a]); r > 0; r--) {
-      const b = argv[++a];
-      for (let i = 1; i <= n; i++) {
-        heldTwin.pushBack(redis, q(i), heldTwin.pending(redis, h(i), b).jobs.map(([, raw]) => raw));
-        redis.call("HDEL", h(i), b, `#a:${b}`);
+    let a = 12 + u;
+    const r = Number(argv[a]);
+    if (r > 0) {
+      const index = heldTwin.queueIndex(keys.slice(F, F + n), plen);
+      const moves: Array<[number, string[]]> = [];
+      for (let k = 1; k <= r; k++) {
+        const { jobs, queue } = heldTwin.pending(redis, held, argv[a + k]);
+        if (jobs.length === 0) continue;
+        const i = index.get(queue!);
+        if (i === undefined) throw new Error(`ERR cannot release batch ${argv[a + k]}: its queue is not named`);
+        if (!holds(redis, q(i), "list")) throw refusal(q(i), "list");
+        moves.push([i, jobs.map(([, raw]) => raw)]);
       }
-      redis.call("HSET", h(1), `#x:${b}`, 1);
+      for (const [i, back] of moves) heldTwin.pushBack(redis, q(i), back);
+      for (let k = 1; k <= r; k++) {
+        redis.call("HDEL", held, argv[a + k], `#a:${argv[a + k]}`);
+        redis.call("HSET", held, `#x:${argv[a + k]}`, 1);
+      }
     }
-    a++;
-    for (let d = Number(argv[a]); d > 0; d--) {
-      redis.call("HDEL", h(Number(argv[a + 1])), argv[a + 2], `#a:${argv[a + 2]}`);
-      a += 2;
-    }
-    a++;
+    a += r + 1;
+    const d = Number(argv[a]);
+    if (d > 0) redis.call("HDEL", held, ...argv.slice(a + 1, a + 1 + d).flatMap((b) => [b, `#a:${b}`]));
+    a += d + 1;
     for (let p = Number(argv[a]); p > 0; p--) {
-      const qi = Number(argv[a + 1]), b = argv[a + 2], size = Number(argv[a + 3]), k = Number(argv[a + 4]);
-      heldTwin.mark(redis, h(qi), b, argv.slice(a + 5, a + 5 + k).map(Number), "1", size);
-      a += 4 + k;
+      const b = argv[a + 1], size = Number(argv[a + 2]), k = Number(argv[a + 3]);
+      heldTwin.mark(redis, held, b, argv.slice(a + 4, a + 4 + k).map(Number), "1", size);
+      a += 3 + k;
     }
     a++;
     for (let m = Number(argv[a]); m > 0; m--) {
       const qi = Number(argv[a + 1]), b = argv[a + 2], i = Number(argv[a + 3]), raw = argv[a + 4];
-      const state = redis.call("HGET", h(qi), `#a:${b}`) as string | null;
-      const held = redis.call("HEXISTS", h(qi), b) === 1;
+      const state = redis.call("HGET", held, `#a:${b}`) as string | null;
+      const isHeld = redis.call("HEXISTS", held, b) === 1;
       const c = state?.[i] ?? "0";
-      if (held && c === "0") heldTwin.mark(redis, h(qi), b, [i], "1");
-      else if ((!held || c === "2") && redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) !== null) {
+      if (isHeld && c === "0") heldTwin.mark(redis, held, b, [i], "1");
+      else if ((!isHeld || c === "2") && redis.call("LPOS", q(qi), raw, "RANK", -1, "MAXLEN", 1000) !== null) {
         redis.call("LREM", q(qi), -1, raw);
       }
       a += 4;
     }
     if (redis.call("EXPIRE", keys[0], argv[1]) === 0) return [-2];
     let reregistered = 0;
-    if (redis.call("HEXISTS", keys[1], h(1)) === 0) {
+    if (redis.call("HEXISTS", registry, held) === 0) {
       reregistered = 1;
-      for (let i = 1; i <= n; i++) redis.call("HSET", keys[1], h(i), argv[0]);
+      redis.call("HSET", registry, held, argv[0]);
+      redis.call("HSET", held, QUEUES_FIELD, argv[11]);
+    }
+    const paused: number[] = [];
+    if (Number(redis.call("SCARD", pausedKey)) > 0) {
+      const names = new Set(redis.call("SMEMBERS", pausedKey) as string[]);
+      for (let i = 1; i <= n; i++) if (names.has(nameOf(i))) paused.push(i);
     }
     const started = Number(argv[5]);
     const startNow = Number(argv[4]);
-    if (started > 0) { for (let i = 1; i <= n; i++) redis.call("HSET", h(i), "#started", started); }
-    if (count > 0) {
-      if (redis.call("HEXISTS", h(1), `#x:${batch}`) === 1) return [-3];
-      for (let i = 1; i <= n; i++) if (redis.call("HEXISTS", h(i), batch) === 1) return [-3];
-      for (const i of order) {
-        const jobs = redis.call("RPOP", q(i), count) as string[] | null;
-        if (!jobs || jobs.length === 0) continue;
-        const kept = jobs.filter((raw, k) => {
-          if (!raw.includes(SEPARATOR)) return true;
-          heldTwin.buryNul(redis, keys[2], argv[9 + i], raw, `nul-${batch}-${k + 1}`, now);
-          return false;
-        });
-        if (kept.length === 0) return [i, reregistered, adopted, 0, ""];
-        const blob = kept.join(SEPARATOR);
-        redis.call("HSET", h(i), batch, blob);
-        const s = startingNow(kept, startNow);
-        if (s > 0 && Number(batch) * BATCH_SPAN + s - 1 > started) {
-          for (let j = 1; j <= n; j++) redis.call("HSET", h(j), "#started", Number(batch) * BATCH_SPAN + s - 1);
-        }
-        return [i, reregistered, adopted, kept.length, blob];
+    if (started > 0) redis.call("HSET", held, "#started", started);
+    const broken: number[] = [];
+    const empty: number[] = [];
+    const reply = (i: number, blob: string): RedisReply => [
+      i,
+      reregistered,
+      adopted,
+      paused.join(","),
+      broken.join(","),
+      empty.join(","),
+      blob,
+    ];
+    if (count <= 0) return reply(0, "");
+    const [seen, tombstone] = redis.call("HMGET", held, batch, `#x:${batch}`) as (string | null)[];
+    if (seen !== null || tombstone !== null) return [-3];
+    const candidates = Array.from({ length: n }, (_, k) => k + 1).filter((i) => !paused.includes(i));
+    const found = { broken: [] as number[], empty: [] as number[] };
+    const [c, jobs] = popFirstTwin(redis, candidates.map(q), count, found);
+    broken.push(...found.broken.map((b) => candidates[b - 1]));
+    empty.push(...found.empty.map((e) => candidates[e - 1]));
+    if (jobs) {
+      const i = candidates[c - 1];
+      if (jobs.some((raw) => raw.includes(SEPARATOR)) && !holds(redis, dead, "zset")) {
+        for (let k = jobs.length - 1; k >= 0; k--) redis.call("RPUSH", q(i), jobs[k]);
+        throw refusal(dead, "zset");
       }
+      const kept = jobs.filter((raw, k) => {
+        if (!raw.includes(SEPARATOR)) return true;
+        heldTwin.buryNul(redis, dead, nameOf(i), raw, `nul-${batch}-${k + 1}`, now);
+        return false;
+      });
+      if (kept.length === 0) return reply(i, "");
+      const blob = [nameOf(i), ...kept].join(SEPARATOR);
+      redis.call("HSET", held, batch, blob);
+      const s = startingNow(kept, startNow);
+      if (s > 0 && Number(batch) * BATCH_SPAN + s - 1 > started) {
+        redis.call("HSET", held, "#started", Number(batch) * BATCH_SPAN + s - 1);
+      }
+      return reply(i, blob);
     }
-    return [0, reregistered, adopted, 0, ""];
+    return reply(0, "");
   },
   decode(reply: RedisReply): FetchResult {
     const arr = reply as (string | number)[];
@@ -316,80 +441,103 @@ return {0, reregistered, adopted, 0, ""}
         reregistered: false,
         adopted: false,
         replayed: head === -3,
+        paused: [],
+        broken: [],
+        empty: [],
       };
     }
-    const count = Number(arr[3]);
     return {
       alive: true,
       queueIndex: head - 1,
-      jobs: count > 0 ? String(arr[4]).split(SEPARATOR) : [],
+      // The blob as stored: the queue's name, then the jobs.
+      jobs: arr[6] ? String(arr[6]).split(SEPARATOR).slice(1) : [],
       reregistered: Number(arr[1]) === 1,
       adopted: Number(arr[2]) === 1,
       replayed: false,
+      paused: queueIndexes(arr[3]),
+      broken: queueIndexes(arr[4]),
+      empty: queueIndexes(arr[5]),
     };
   },
 });
 
-/**
- * Basic fetch (Sidekiq OSS): pop up to `count` jobs from the first non-empty
- * queue in the order given. A crash mid-job loses the job.
- *
- * KEYS: queue lists in fetch order. ARGV: count.
- * Reply: [queue index (1-based, 0 if none), ...jobs].
- */
-export const POP = defineScript<{ queueIndex: number; jobs: string[] }>({
-  name: "pop",
-  keys: ["queue:<q1>..<qn> in fetch order"],
-  argv: ["count"],
-  lua: `
-for i = 1, #KEYS do
-  local jobs = redis.call("RPOP", KEYS[i], ARGV[1])
-  if jobs then
-    table.insert(jobs, 1, i)
-    return jobs
-  end
-end
-return {0}
-`,
-  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    for (let i = 0; i < keys.length; i++) {
-      const jobs = redis.call("RPOP", keys[i], argv[0]) as string[] | null;
-      if (jobs && jobs.length) return [i + 1, ...jobs];
-    }
-    return [0];
-  },
-  decode(reply: RedisReply): { queueIndex: number; jobs: string[] } {
-    const arr = reply as (string | number)[];
-    return { queueIndex: Number(arr[0]) - 1, jobs: arr.slice(1) as string[] };
-  },
-});
+/** Queue indexes (1-based, comma-joined) as 0-based numbers. */
+function queueIndexes(text: unknown): number[] {
+  return typeof text === "string" && text !== "" ? text.split(",").map((i) => Number(i) - 1) : [];
+}
+
+/** What a basic fetch popped. */
+export interface PopResult {
+  /** Index (0-based, into the fetch order) of the queue the jobs came from, or -1. */
+  readonly queueIndex: number;
+  readonly jobs: string[];
+  /** Indexes (0-based, into the fetch order) of the queues that are paused. */
+  readonly paused: number[];
+  /** Indexes (0-based, into the fetch order) of queues whose key holds another type than a list: skipped. */
+  readonly broken: number[];
+}
 
 /**
- * Deletes each key that still holds its value (basic fetch has no fetch call
- * to carry lock releases, so it sends them on their own).
+ * Basic fetch (Sidekiq OSS): pop up to `count` jobs (at most 1 MiB, judged
+ * by the first) from the first non-empty queue in the order given that is
+ * not paused. A crash mid-job loses the job.
  *
- * KEYS: keys to release. ARGV: the value each must still hold.
- * Reply: how many were deleted.
+ * KEYS: queue lists in fetch order, then the set of paused queues.
+ * ARGV: count, then the queue names in fetch order.
+ * Reply: [queue index (1-based, 0 if none), paused indexes, broken indexes
+ * (each comma-joined), ...jobs].
  */
-export const RELEASE_KEYS = defineScript<number>({
-  name: "releaseKeys",
-  // Safe to send again after a lost reply: a second run finds its work done and changes nothing.
-  idempotent: true,
-  keys: ["...keys to release"],
-  argv: ["...values they must still hold"],
-  lua: `
-local n = 0
-for i = 1, #KEYS do
-  if redis.call("GET", KEYS[i]) == ARGV[i] then n = n + redis.call("DEL", KEYS[i]) end
+export const POP = defineScript<PopResult>({
+  name: "pop",
+  keys: ["queue:<q1>..<qn> in fetch order", "edgekiq:paused"],
+  argv: ["count", "...queue names in fetch order"],
+  lua: POP_FIRST_LUA + `
+local n = #KEYS - 1
+local paused, pausedList = {}, {}
+if redis.call("SCARD", KEYS[#KEYS]) > 0 then
+  for i = 1, n do
+    if redis.call("SISMEMBER", KEYS[#KEYS], ARGV[1 + i]) == 1 then
+      paused[i] = true
+      pausedList[#pausedList + 1] = i
+    end
+  end
 end
-return n
+local keys, index, broken = {}, {}, {}
+for i = 1, n do
+  if not paused[i] then
+    keys[#keys + 1] = KEYS[i]
+    index[#keys] = i
+  end
+end
+local c, jobs = popFirst(keys, tonumber(ARGV[1]), broken, {})
+for k, b in ipairs(broken) do broken[k] = index[b] end
+local out = {jobs and index[c] or 0, table.concat(pausedList, ","), table.concat(broken, ",")}
+for _, raw in ipairs(jobs or {}) do out[#out + 1] = raw end
+return out
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    let n = 0;
-    keys.forEach((key, i) => {
-      if (redis.call("GET", key) === argv[i]) n += redis.call("DEL", key) as number;
-    });
-    return n;
+    const n = keys.length - 1;
+    const paused: number[] = [];
+    if (Number(redis.call("SCARD", keys[n])) > 0) {
+      for (let i = 1; i <= n; i++) if (redis.call("SISMEMBER", keys[n], argv[i]) === 1) paused.push(i);
+    }
+    const index = Array.from({ length: n }, (_, k) => k + 1).filter((i) => !paused.includes(i));
+    const found = { broken: [] as number[], empty: [] as number[] };
+    const [c, jobs] = popFirstTwin(redis, index.map((i) => keys[i - 1]), Number(argv[0]), found);
+    return [
+      jobs ? index[c - 1] : 0,
+      paused.join(","),
+      found.broken.map((b) => index[b - 1]).join(","),
+      ...(jobs ?? []),
+    ];
   },
-  decode: (reply) => Number(reply),
+  decode(reply: RedisReply): PopResult {
+    const arr = reply as (string | number)[];
+    return {
+      queueIndex: Number(arr[0]) - 1,
+      paused: queueIndexes(arr[1]),
+      broken: queueIndexes(arr[2]),
+      jobs: arr.slice(3) as string[],
+    };
+  },
 });

@@ -1,26 +1,34 @@
 /**
  * The held hash: where reliable fetch keeps the jobs one capsule of one
- * process took from one queue until their outcome is durable.
+ * process took, from any of its queues, until their outcome is durable.
+ * One hash per capsule, not per queue, so a fetch's bookkeeping (is this
+ * request a resend? which jobs started?) is one field whatever the number
+ * of queues: a capsule of 1,000 queues pays no more per job than one of one
+ * (docs/performance.md, "Queues").
  *
- * Redis time per job is what a whole fleet shares (issue: one Redis core is
- * the fleet's ceiling), so the layout is chosen by measured cost. Each fetch
- * stores its batch as ONE field: the raw jobs joined by NUL bytes (no JSON
- * payload can contain a raw NUL; one that does is buried on the way in).
- * Measured with callgrind on redis-server 7.0, per job at batches of 50:
- * moving into a list as Sidekiq Pro does ~7,200 instructions, one hash field
- * per job ~11,100, one field per batch ~6,700 (and the reply is one bulk
- * string instead of fifty). Acknowledging by `LREM` of the payload cost tens
- * of thousands; here a finished batch is one `HDEL`, and a batch still partly
- * running keeps a small state string.
+ * Redis time per job is what a whole fleet shares, so the layout is chosen
+ * by measured cost (docs/performance.md, "Why held hashes"): each fetch
+ * stores its batch as ONE field, the raw jobs joined by NUL bytes (no JSON
+ * payload can contain a raw NUL; one that does is buried on the way in). A
+ * finished batch is one `HDEL`; a batch still partly running keeps a small
+ * state string.
  *
  * Fields:
- * - `<b>`: batch b's jobs, NUL-joined; job i of batch b has token `b * 1000 + i`.
+ * - `<b>`: batch b: the name of the queue it came from, then its jobs, all
+ *   NUL-joined; job i of batch b (counted from 0 after the name) has token
+ *   `b * 1000 + i`.
  * - `#a:<b>`: batch b's state, one character per job: `0` held, `1` done,
  *   `2` put back on its queue. Absent means all held.
  * - `#started`: the highest token that started running here (jobs start in
  *   token order), which is what poison-pill counting looks at.
  * - `#x:<b>`: a tombstone: batch b's request was released after its reply
  *   was lost, so a late run of it takes nothing.
+ * - `#queues`: the capsule's queue names, comma-joined (queue names hold no
+ *   comma): recovery names their lists and landing lists from it.
+ *
+ * A blocking fetch moves one job into the landing list of the queue it
+ * waited on (`edgekiq:landing:<identity>|<capsule>|<queue>`); the next call
+ * adopts it into the hash as a batch of one.
  *
  * @module
  */
@@ -32,6 +40,9 @@ export const BATCH_SPAN = 1000;
 
 /** The separator between the jobs of a batch. */
 export const SEPARATOR = "\0";
+
+/** The held hash's field naming the capsule's queues. */
+export const QUEUES_FIELD = "#queues";
 
 /** Lua helpers every script that touches held hashes shares. */
 export const HELD_LUA = `
@@ -48,19 +59,26 @@ local function split(blob)
     i = j + 1
   end
 end
--- Batch b's jobs that are still held, as {index, raw} (index from 0), and
--- its state characters.
+-- Batch b's jobs that are still held, as {index, raw} (index from 0), its
+-- state characters, its size and the queue it came from.
 local function pending(held, b)
   local blob = redis.call("HGET", held, b)
-  if not blob then return {}, nil end
-  local jobs = split(blob)
+  if not blob then return {}, nil, 0, nil end
+  local parts = split(blob)
   local state = redis.call("HGET", held, "#a:" .. b)
   local chars = state and {string.byte(state, 1, -1)} or {}
   local out = {}
-  for i = 1, #jobs do
-    if (chars[i] or 48) == 48 then out[#out + 1] = {i - 1, jobs[i]} end
+  for i = 2, #parts do
+    if (chars[i - 1] or 48) == 48 then out[#out + 1] = {i - 2, parts[i]} end
   end
-  return out, chars, #jobs
+  return out, chars, #parts - 1, parts[1]
+end
+-- Name -> index of the queue keys KEYS[first + 1 .. first + count], whose
+-- names follow a prefix of plen bytes.
+local function queueIndex(first, count, plen)
+  local index = {}
+  for i = 1, count do index[string.sub(KEYS[first + i], plen + 1)] = i end
+  return index
 end
 -- Every batch id of a held hash, oldest first.
 local function batches(held)
@@ -72,6 +90,29 @@ local function batches(held)
   table.sort(ids)
   return ids
 end
+-- Everything a held hash and its landing lists still hold, per queue: the
+-- queue keys are KEYS[qfirst + 1 .. qfirst + n], their landing lists
+-- KEYS[lfirst + 1 .. lfirst + n]. Per queue, oldest first: {raw, token} for
+-- a held job, {raw, false} for a landed one. Reads only; answers nil and
+-- the name of a batch's queue that is not among the keys.
+local function gather(held, qfirst, lfirst, n, plen)
+  local index = queueIndex(qfirst, n, plen)
+  local out = {}
+  for i = 1, n do out[i] = {} end
+  for _, b in ipairs(batches(held)) do
+    local jobs, _, _, queue = pending(held, b)
+    if #jobs > 0 then
+      local i = index[queue]
+      if not i then return nil, queue end
+      for _, job in ipairs(jobs) do table.insert(out[i], {job[2], b * SPAN + job[1]}) end
+    end
+  end
+  for i = 1, n do
+    local landed = redis.call("LRANGE", KEYS[lfirst + i], 0, -1)
+    for j = #landed, 1, -1 do table.insert(out[i], {landed[j], false}) end
+  end
+  return out
+end
 -- Raw jobs back to the pop end of a queue, keeping their order (oldest pops first).
 local function pushBack(queue, raws)
   for i = #raws, 1, -1 do redis.call("RPUSH", queue, raws[i]) end
@@ -81,7 +122,7 @@ local function mark(held, b, indexes, char, n)
   if not n then
     local blob = redis.call("HGET", held, b)
     if not blob then return end
-    n = #split(blob)
+    n = #split(blob) - 1
   elseif redis.call("HEXISTS", held, b) == 0 then
     return
   end
@@ -113,19 +154,52 @@ end
 
 /** The memory transport's twins of {@link HELD_LUA}'s helpers, over the same `redis.call`. */
 export const heldTwin = {
-  /** Batch b's jobs still held, as [index, raw], with its state and size. */
-  pending(redis: ScriptRedis, held: string, b: string | number): { jobs: Array<[number, string]>; n: number } {
+  /** Batch b's jobs still held, as [index, raw], with its size and the queue it came from. */
+  pending(
+    redis: ScriptRedis,
+    held: string,
+    b: string | number,
+  ): { jobs: Array<[number, string]>; n: number; queue: string | undefined } {
     const blob = redis.call("HGET", held, b) as string | null;
-    if (blob === null) return { jobs: [], n: 0 };
-    const raws = blob.split(SEPARATOR);
+    if (blob === null) return { jobs: [], n: 0, queue: undefined };
+    const [queue, ...raws] = blob.split(SEPARATOR);
     const state = (redis.call("HGET", held, `#a:${b}`) as string | null) ?? "";
     const jobs: Array<[number, string]> = [];
     raws.forEach((raw, i) => (state[i] ?? "0") === "0" && jobs.push([i, raw]));
-    return { jobs, n: raws.length };
+    return { jobs, n: raws.length, queue };
+  },
+  /** Twin of Lua `queueIndex`: name -> index (from 1) of `queueKeys`, whose names follow `plen` characters. */
+  queueIndex(queueKeys: readonly string[], plen: number): Map<string, number> {
+    return new Map(queueKeys.map((key, i) => [key.slice(plen), i + 1]));
   },
   /** Every batch id of a held hash, oldest first. */
   batches(redis: ScriptRedis, held: string): number[] {
     return (redis.call("HKEYS", held) as string[]).filter((f) => /^\d+$/.test(f)).map(Number).sort((a, b) => a - b);
+  },
+  /**
+   * Twin of Lua `gather`: per queue of `queueKeys`, what the held hash and
+   * the landing lists hold, as [raw, token] (token `false` for a landed
+   * job); or the name of a batch's queue not among them.
+   */
+  gather(
+    redis: ScriptRedis,
+    held: string,
+    lists: { queueKeys: readonly string[]; landingKeys: readonly string[]; plen: number },
+  ): Array<Array<[string, number | false]>> | { missing: string } {
+    const index = heldTwin.queueIndex(lists.queueKeys, lists.plen);
+    const out: Array<Array<[string, number | false]>> = lists.queueKeys.map(() => []);
+    for (const b of heldTwin.batches(redis, held)) {
+      const { jobs, queue } = heldTwin.pending(redis, held, b);
+      if (jobs.length === 0) continue;
+      const i = index.get(queue!);
+      if (i === undefined) return { missing: queue! };
+      for (const [j, raw] of jobs) out[i - 1].push([raw, b * BATCH_SPAN + j]);
+    }
+    lists.landingKeys.forEach((key, i) => {
+      const landed = redis.call("LRANGE", key, 0, -1) as string[];
+      for (let j = landed.length - 1; j >= 0; j--) out[i].push([landed[j], false]);
+    });
+    return out;
   },
   /** Raw jobs back to the pop end of a queue, oldest popping first. */
   pushBack(redis: ScriptRedis, queue: string, raws: readonly string[]): void {
@@ -136,7 +210,7 @@ export const heldTwin = {
     if (n === undefined) {
       const blob = redis.call("HGET", held, b) as string | null;
       if (blob === null) return;
-      n = blob.split(SEPARATOR).length;
+      n = blob.split(SEPARATOR).length - 1;
     } else if (redis.call("HEXISTS", held, b) === 0) return;
     const chars = ((redis.call("HGET", held, `#a:${b}`) as string | null) ?? "").padEnd(n, "0").split("");
     for (const i of indexes) if (chars[i] === "0") chars[i] = char;

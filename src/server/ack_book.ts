@@ -1,8 +1,9 @@
 /**
  * The ack book: what a capsule's held batches are, and which of their jobs
- * finished since Redis was last told. The {@link Fetcher} writes it into the
- * next call's arguments and, if that call fails, takes it back so the acks go
- * again (they are idempotent).
+ * finished since Redis was last told. Reliable fetch takes the acks a call
+ * carries as one {@link AckEntry}: its arguments go into the call; the call's
+ * success confirms the entry, its failure restores it, so the acks go again
+ * (they are idempotent).
  *
  * @module
  */
@@ -34,12 +35,20 @@ interface Batch {
 /** An ack of a job that may no longer be held: (queue index, batch id, job index, raw payload). */
 type RawAck = [qi: number, batch: number, index: number, raw: string];
 
-/** The acks one call carries; given back to the book if the call fails. */
+/** The acks one call carries: its arguments, confirmed once the call succeeded, restored if it failed. */
 export interface AckEntry {
-  readonly done: readonly Batch[];
-  readonly partial: readonly Batch[];
-  readonly fresh: readonly number[][];
-  readonly rawAcks: readonly RawAck[];
+  /**
+   * Done batches, partial acks that are due (or all), acks with payload, in
+   * the fetch script's ARGV order; `position` maps a queue index to where
+   * the call names that queue.
+   */
+  args(position: (qi: number) => number): RedisArg[];
+  /** The queues (indexes) the acks with payload touch: the call must name them. */
+  readonly queues: ReadonlySet<number>;
+  /** The call carrying the entry succeeded: done batches are gone from Redis. */
+  confirm(): void;
+  /** The call carrying the entry failed, or its reply was lost: its acks go again. */
+  restore(): void;
 }
 
 /**
@@ -50,7 +59,9 @@ export interface AckEntry {
  * const book = new AckBook();
  * book.track(1, 7, 10); // queue 1, batch 7, ten jobs
  * book.ack(1, 7, 0, raw, false);
- * const entry = book.write(argv, false);
+ * const entry = book.take(false);
+ * argv.push(...entry.args((qi) => qi));
+ * await send(argv).then(() => entry.confirm(), (e) => (entry.restore(), Promise.reject(e)));
  * ```
  */
 export class AckBook {
@@ -97,10 +108,10 @@ export class AckBook {
   }
 
   /**
-   * Appends the call's ack arguments (done batches, partial acks that are
-   * due, or all with `all`, then acks with payload) and hands them over.
+   * Takes the acks the next call carries: done batches, partial acks that
+   * are due (or all, with `all`), then acks with payload.
    */
-  write(argv: RedisArg[], all: boolean): AckEntry {
+  take(all: boolean): AckEntry {
     const done: Batch[] = [];
     const partial: Batch[] = [];
     const due = Date.now() - PARTIAL_ACK_DELAY_MS;
@@ -108,35 +119,38 @@ export class AckBook {
       if (b.settled === b.size) done.push(b);
       else if (all || b.since <= due) partial.push(b);
     }
-    argv.push(done.length);
-    for (const b of done) argv.push(b.qi, b.id);
-    argv.push(partial.length);
-    for (const b of partial) argv.push(b.qi, b.id, b.size, b.fresh.length, ...b.fresh);
-    argv.push(this.#rawAcks.length);
-    for (const ack of this.#rawAcks) argv.push(...ack);
-    const entry: AckEntry = { done, partial, fresh: partial.map((b) => b.fresh), rawAcks: this.#rawAcks };
+    const fresh = partial.map((b) => b.fresh);
+    const rawAcks = this.#rawAcks;
+    const args = (position: (qi: number) => number): RedisArg[] => {
+      const out: RedisArg[] = [done.length];
+      for (const b of done) out.push(b.id);
+      out.push(partial.length);
+      partial.forEach((b, i) => out.push(b.id, b.size, fresh[i].length, ...fresh[i]));
+      out.push(rawAcks.length);
+      for (const [qi, id, index, raw] of rawAcks) out.push(position(qi), id, index, raw);
+      return out;
+    };
     for (const b of partial) {
       b.fresh = [];
       this.#dirty.delete(b);
     }
     for (const b of done) this.#dirty.delete(b);
     this.#rawAcks = [];
-    return entry;
-  }
-
-  /** The call carrying `entry` succeeded: done batches are gone from Redis. */
-  confirm(entry: AckEntry): void {
-    for (const b of entry.done) this.#batches.delete(b.id);
-  }
-
-  /** The call carrying `entry` failed, or its reply was lost: its acks go again. */
-  restore(entry: AckEntry): void {
-    entry.partial.forEach((b, i) => {
-      b.fresh.unshift(...entry.fresh[i]);
-      this.#dirty.add(b);
-    });
-    for (const b of entry.done) this.#dirty.add(b);
-    this.#rawAcks.unshift(...entry.rawAcks);
+    return {
+      args,
+      queues: new Set(rawAcks.map(([qi]) => qi)),
+      confirm: () => {
+        for (const b of done) this.#batches.delete(b.id);
+      },
+      restore: () => {
+        partial.forEach((b, i) => {
+          b.fresh.unshift(...fresh[i]);
+          this.#dirty.add(b);
+        });
+        for (const b of done) this.#dirty.add(b);
+        this.#rawAcks.unshift(...rawAcks);
+      },
+    };
   }
 
   /**

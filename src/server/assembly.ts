@@ -8,34 +8,23 @@
 import { ConfigError } from "../errors.ts";
 import type { Keys } from "../keys.ts";
 import type { Logger } from "../logger.ts";
-import { MetricsTracker, type MetricsTrackerOptions } from "../metrics/tracker.ts";
-import { describe, type TimeFormat } from "../payload.ts";
+import { type TimeFormat } from "../payload.ts";
+import { describeValue } from "../describe_value.ts";
 import type { Transport } from "../transport/transport.ts";
-import { wholeNumber } from "./checks.ts";
+import { wholeNumber } from "./whole_number.ts";
 import { Feeder, type IdlePolicy } from "./feeder.ts";
-import { Fetcher } from "./fetch.ts";
+import { BasicFetch } from "./basic_fetch.ts";
+import type { Fetcher } from "./fetcher.ts";
+import { ReliableFetch } from "./reliable_fetch.ts";
 import { Manager } from "./manager.ts";
 import { Prefetch, PREFETCH_CEILING } from "./prefetch.ts";
 import { type ProcessorConfig, processorDeps } from "./processor.ts";
 import { parseQueues } from "./queues.ts";
-import type { JobCounters } from "./stats.ts";
+import type { JobCounters } from "./job_counters.ts";
 import type { CapsuleConfig } from "./worker_options.ts";
 
 /** The most jobs one capsule runs at once: an async slot costs memory, and more helps nobody. */
 export const MAX_CONCURRENCY = 10_000;
-
-/**
- * The tracker execution metrics are recorded into, unless switched off.
- *
- * @example
- * ```ts
- * const tracker = metricsTracker(options.metrics); // on unless `metrics: false`
- * ```
- */
-export function metricsTracker(option: boolean | MetricsTrackerOptions | undefined): MetricsTracker | undefined {
-  if (option === false) return undefined;
-  return new MetricsTracker(option === true || option === undefined ? {} : option);
-}
 
 /** What {@link assemble} builds from. */
 export interface AssemblyOptions extends ProcessorConfig {
@@ -59,8 +48,6 @@ export interface AssemblyOptions extends ProcessorConfig {
   prefetch: "adaptive" | "from-zero";
   /** The fetch found the process presumed dead. */
   onDead: () => Promise<void>;
-  /** Execution metrics to record into; none when off. */
-  metricsTracker?: MetricsTracker;
   /** Drain policy: a capsule found its queues empty with nothing running. */
   onEmpty?: (manager: string) => void;
 }
@@ -78,17 +65,14 @@ export interface AssemblyOptions extends ProcessorConfig {
 export function assemble(options: AssemblyOptions): Manager[] {
   const { transport, keys, identity, timeFormat, logger, stats, onError } = options;
   // Validates the jobs (a duplicate name throws) before anything connects.
-  const deps = processorDeps(
-    { transport, keys, timeFormat, logger, stats, onError, metrics: options.metricsTracker },
-    options,
-  );
+  const deps = processorDeps({ transport, keys, timeFormat, logger, stats, onError }, options);
   const entries = Object.entries(options.capsules);
   if (entries.length === 0) throw new ConfigError("Cannot create worker as 'capsules' must name at least one capsule");
   return entries.map(([name, config]) => {
     const action = `create capsule '${name}'`;
     if (!/^[^\s|]+$/.test(name)) {
       throw new ConfigError(
-        `Cannot ${action} as its name must be non-empty without spaces or '|': current value is ${describe(name)}`,
+        `Cannot ${action} as its name must be non-empty without spaces or '|': current value is ${describeValue(name)}`,
       );
     }
     const concurrency = wholeNumber(config.concurrency ?? 10, { action, name: "concurrency", min: 1 });
@@ -105,18 +89,17 @@ export function assemble(options: AssemblyOptions): Manager[] {
     // starts from nothing held: a budget that runs out gives back what is held.
     const min = fixed ?? (options.prefetch === "adaptive" ? concurrency * 2 : 0);
     const max = fixed ?? Math.max(concurrency * 2, PREFETCH_CEILING);
-    const fetcher = new Fetcher({
+    const fetchOptions = {
       transport,
       keys,
       identity,
       capsule: name,
       queues: parseQueues(config.queues),
-      reliable: options.reliable,
       blockSeconds: options.blockSeconds,
       ttl: options.ttl,
-    });
-    // The feeder reports a recovery to the manager it feeds, created below.
-    const owner: { manager?: Manager } = {};
+      logger,
+    };
+    const fetcher: Fetcher = options.reliable ? new ReliableFetch(fetchOptions) : new BasicFetch(fetchOptions);
     const feeder = new Feeder({
       fetcher,
       concurrency,
@@ -127,10 +110,9 @@ export function assemble(options: AssemblyOptions): Manager[] {
       onDead: options.onDead,
       onRecovered: () => {
         logger.warn("this process stalled past its TTL and its jobs were recovered by another", { capsule: name });
-        owner.manager?.recovered();
       },
       onError: (error, context) => onError(error, { ...context, capsule: name }),
     });
-    return owner.manager = new Manager({ name, concurrency, fetcher, feeder, deps, logger, onError });
+    return new Manager({ name, concurrency, fetcher, feeder, deps, logger, onError });
   });
 }

@@ -8,21 +8,25 @@
  * @module
  */
 import { ConfigError } from "../errors.ts";
-import { keys as makeKeys } from "../keys.ts";
+import { keysFor, type Keyspace } from "../keys.ts";
 import { type Logger, silentLogger } from "../logger.ts";
-import { describe, type TimeFormat } from "../payload.ts";
+import { type TimeFormat } from "../payload.ts";
+import { describeValue } from "../describe_value.ts";
 import type { JobsInput } from "../registry.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import { switchable } from "../transport/switchable.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { assemble, metricsTracker } from "./assembly.ts";
-import { wholeNumber } from "./checks.ts";
+import { assemble } from "./assembly.ts";
+import { Client } from "../client.ts";
+import { checkFeatures } from "../client_feature.ts";
+import { wholeNumber } from "./whole_number.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
-import type { DeathHandler } from "./retry.ts";
-import { JobCounters } from "./stats.ts";
-import type { MetricsTrackerOptions } from "../metrics/tracker.ts";
+import type { DeathHandler } from "../dead_set_rules.ts";
+import { JobCounters } from "./job_counters.ts";
+import type { UnknownJobPolicy } from "./processor.ts";
+import type { WorkerFeature } from "./worker_feature.ts";
 
 /** Options for {@link drain}. */
 export interface DrainOptions {
@@ -40,14 +44,22 @@ export interface DrainOptions {
    */
   reserveMs?: number;
   prefix?: string;
+  /** Key layout, `"sidekiq"` or `"cluster"`: see `ClientOptions.keyspace`. */
+  keyspace?: Keyspace;
   timeFormat?: TimeFormat;
   logger?: Logger;
   jobLogging?: boolean;
   middleware?: ServerMiddleware[];
   deathHandlers?: DeathHandler[];
   onError?: (error: unknown, context: Record<string, unknown>) => void;
-  /** Execution metrics, as the worker's `metrics` option; written once at the end. Default on. */
-  metrics?: boolean | MetricsTrackerOptions;
+  /** As the worker's `unknownJobs`; default `"retry"`. */
+  unknownJobs?: UnknownJobPolicy;
+  /**
+   * Features, as the worker's: their middleware and outcome hooks run for
+   * each job, and their `stop` hooks once at the end (metrics are written
+   * then).
+   */
+  features?: readonly WorkerFeature[];
 }
 
 /** What a drain did. */
@@ -83,18 +95,20 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const { transport } = options;
   if (!transport) throw new ConfigError("Cannot drain as 'transport' is required");
   if (typeof options.budgetMs !== "number" || !(options.budgetMs > 0)) {
-    throw new ConfigError(`Cannot drain as 'budgetMs' must be > 0: current value is ${describe(options.budgetMs)}`);
+    throw new ConfigError(
+      `Cannot drain as 'budgetMs' must be > 0: current value is ${describeValue(options.budgetMs)}`,
+    );
   }
   const concurrency = wholeNumber(options.concurrency ?? 10, { action: "drain", name: "concurrency", min: 1 });
   const runtime = currentRuntime();
   const logger = options.logger ?? silentLogger;
   const onError = options.onError ?? logErrors(logger);
-  const k = makeKeys(options.prefix);
+  const k = keysFor(options.transport, options, "drain");
   const timeFormat = options.timeFormat ?? "seconds";
   const identity = processIdentity(runtime);
   const commandsBefore = transport.counters.commands;
   const stats = new JobCounters();
-  const metrics = metricsTracker(options.metrics);
+  const features = checkFeatures(options.features, "drain");
   const ttl = Math.ceil(options.budgetMs / 1000) + 60;
   const queueSpecs = options.queues ?? ["default"];
   let end!: () => void;
@@ -122,7 +136,7 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
     pollMaxMs: 0,
     ttl,
     prefetch: "from-zero",
-    metricsTracker: metrics,
+    features,
     onEmpty: () => end(),
     // Stalled past its own TTL: other pollers may have taken what it held. Stop here.
     onDead: () => {
@@ -164,7 +178,11 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const requeued = await manager.stop(remainingBudget, 0);
   const { processed, failed } = stats;
   await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
-  await metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
+  const client = new Client({ transport, prefix: options.prefix, keyspace: options.keyspace, timeFormat, features });
+  const context = { client, transport, keys: k, logger, identity, onError };
+  for (const feature of features) {
+    await feature.stop?.(context).catch((error) => onError(error, { context: `${feature.name} at the end` }));
+  }
   const drained = stats.drain(k);
   const lengths = await transport.pipeline([
     ...drained.commands,

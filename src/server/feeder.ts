@@ -1,9 +1,12 @@
 /**
- * The feeder: keeps a capsule's processors supplied. It holds a small buffer
- * (the prefetch, sized by {@link Prefetch}) and tops it up through one
- * fetch-once path; every fetch carries the acks of the jobs finished since
- * the last one. While jobs run, a second fetch may go out behind the first,
- * so Redis prepares the next batch while this process runs the last one.
+ * The feeder: the one owner of a fetched job's life in this process, from
+ * fetched to buffered, running and finished (acknowledged, put back, or
+ * left held). It holds a small buffer (the prefetch, sized by
+ * {@link Prefetch}) and tops it up through one fetch-once path; every fetch
+ * carries the acks of the jobs finished since the last one. While jobs run,
+ * a second fetch may go out behind the first, so Redis prepares the next
+ * batch while this process runs the last one. Processors only take units
+ * and hand them back with their outcome.
  *
  * What happens when the queues are empty is an explicit policy:
  * - `block`: wait in Redis for the next job (TCP), abortably;
@@ -15,9 +18,20 @@
  *
  * @module
  */
-import type { Fetcher } from "./fetch.ts";
+import type { Fetcher } from "./fetcher.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import type { Prefetch } from "./prefetch.ts";
+import type { UnitOutcome } from "./settle.ts";
+import { JobControl } from "./job_control.ts";
+
+/** A job being worked on, as the heartbeat's work hash shows it. */
+export interface BusyUnit {
+  readonly unit: UnitOfWork;
+  /** Epoch ms when it started. */
+  readonly startedAt: number;
+  /** Its stop switch and reported progress. */
+  readonly control: JobControl;
+}
 
 /** Fetches a capsule keeps on their way at once while it is busy. */
 const MAX_IN_FLIGHT = 2;
@@ -43,8 +57,8 @@ export interface FeederOptions {
   onDead: () => Promise<void>;
   /**
    * The held hashes had been recovered while this process stalled: jobs held
-   * from before are back on their queues. The buffer is already dropped;
-   * running jobs must acknowledge with their payload.
+   * from before are back on their queues. The buffer is already dropped, and
+   * running jobs will be acknowledged with their payload (for the log).
    */
   onRecovered: () => void;
   /** Errors the feeder survives (fetch failures). */
@@ -60,15 +74,27 @@ export interface FeederOptions {
  *   onDead: () => worker.beat(), onRecovered: () => {}, onError });
  * feeder.start();
  * const unit = feeder.take() ?? await feeder.next();
+ * await feeder.begin(unit);
+ * await feeder.finish(unit, await processUnit(deps, unit), ms);
  * ```
  */
 export class Feeder {
-  #o: FeederOptions;
-  #running = false;
+  #options: FeederOptions;
+  #fetching = false;
   #buffer: UnitOfWork[] = [];
   #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
-  /** Units handed out and not yet finished. */
-  #active = 0;
+  /** Units handed out and not yet finished, by slot. */
+  #running = new Map<number, BusyUnit>();
+  #slots = new Map<UnitOfWork, number>();
+  #nextSlot = 0;
+  /** Running units whose job may be back on its queue: acknowledged with their payload. */
+  #mayBeRequeued = new Set<UnitOfWork>();
+  /** Fetching stopped (quiet): acks go out on their own, one flush at a time. */
+  #quiet = false;
+  #flushing: Promise<void> | undefined;
+  #flushAgain = false;
+  /** Aborts at quiet: the capsule's stopping, which every job's `ctx.stopping` joins. */
+  #stopping = new AbortController();
   #suspectActive = false;
   #loop: Promise<void> = Promise.resolve();
   #launched = new Set<Promise<void>>();
@@ -87,18 +113,34 @@ export class Feeder {
   #flushWanted = false;
 
   constructor(options: FeederOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /** Units handed out and not finished, plus those fetched and waiting. */
-  get held(): number {
-    return this.#active + this.#buffer.length;
+  get inHand(): number {
+    return this.#running.size + this.#buffer.length;
+  }
+
+  /** The units running now, by slot. */
+  get running(): ReadonlyMap<number, BusyUnit> {
+    return this.#running;
+  }
+
+  /** Aborts when the capsule quiets or stops (or a drain's budget is nearly spent). */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
+  /** The control of a unit handed out and not yet finished. */
+  control(unit: UnitOfWork): JobControl | undefined {
+    const slot = this.#slots.get(unit);
+    return slot === undefined ? undefined : this.#running.get(slot)?.control;
   }
 
   /** Starts the fetch loop. */
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
+    if (this.#fetching) return;
+    this.#fetching = true;
     this.#loop = this.#run();
   }
 
@@ -117,20 +159,83 @@ export class Feeder {
 
   /** Waits for the next unit; `undefined` once the feeder stops. */
   next(): Promise<UnitOfWork | undefined> {
-    if (!this.#running) return Promise.resolve(undefined);
+    if (!this.#fetching) return Promise.resolve(undefined);
     this.#poke();
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
-  /** A unit handed out has finished after `ms`; its outcome is the caller's business. */
-  finished(unit: UnitOfWork, ms: number): void {
-    this.#o.prefetch.job(ms);
-    this.#active--;
+  /**
+   * Before a unit runs: a recovered job may be the pill that killed its last
+   * process, so its start is written first (if it kills this one too before
+   * the next call, it is counted). Starts that come together share one call.
+   */
+  begin(unit: UnitOfWork): Promise<void> | undefined {
+    // Most units are not recovered: no promise for them (a promise per job is
+    // measurable on a busy capsule).
+    if (!unit.recovered) return undefined;
+    return this.#safely(() => this.#options.fetcher.writeStart(unit), "write a recovered job's start");
+  }
+
+  /**
+   * A unit handed out has finished after `ms` with `outcome`: it is
+   * acknowledged (with its payload if it may have been put back meanwhile),
+   * put back, or left held (`abandon`: the release at stop, or recovery,
+   * gives it back).
+   */
+  finish(unit: UnitOfWork, outcome: UnitOutcome, ms: number): Promise<void> | undefined {
+    let writing: Promise<unknown> | undefined;
+    try {
+      if (outcome === "ack") {
+        this.#options.fetcher.ack(unit, this.#mayBeRequeued.has(unit));
+        // Its ack is written before the next suspect starts: were that one
+        // the pill, this one would otherwise die held and counted with it.
+        if (unit.suspect) writing = this.#safely(() => this.#options.fetcher.flush(), "flush a suspect's ack");
+        // After quiet no fetch carries acks any more: send them on their own.
+        else if (this.#quiet) this.#flushSoon();
+      } else if (outcome === "requeue") writing = this.#options.fetcher.requeue([unit]);
+    } catch (error) {
+      this.#release(unit, ms);
+      throw error;
+    }
+    // An acknowledgement rides the next fetch: the common case ends here,
+    // with no promise.
+    if (!writing) return this.#release(unit, ms);
+    return writing.then(() => this.#release(unit, ms), (error) => {
+      this.#release(unit, ms);
+      throw error;
+    });
+  }
+
+  /** A finished unit leaves its slot. */
+  #release(unit: UnitOfWork, ms: number): undefined {
+    this.#options.prefetch.job(ms);
+    const slot = this.#slots.get(unit);
+    if (slot !== undefined) {
+      this.#running.get(slot)?.control.dispose();
+      this.#running.delete(slot);
+    }
+    this.#slots.delete(unit);
+    this.#mayBeRequeued.delete(unit);
     if (unit.suspect) {
       this.#suspectActive = false;
       this.#dispatch();
     }
     this.#poke();
+    return undefined;
+  }
+
+  /**
+   * Puts every running unit back on its queue (hard shutdown, or a
+   * serverless budget running out). A job that still finishes is
+   * acknowledged with its payload, which takes the requeued copy back if it
+   * has not started elsewhere (the race Sidekiq leaves open: a job finishing
+   * between "put back" and "exit" ran twice). Resolves to how many went back.
+   */
+  async requeueRunning(): Promise<number> {
+    const units = [...this.#running.values()].map((b) => b.unit);
+    if (units.length === 0) return 0;
+    for (const u of units) this.#mayBeRequeued.add(u);
+    return await this.#options.fetcher.requeue(units);
   }
 
   /**
@@ -145,27 +250,63 @@ export class Feeder {
 
   /**
    * Stops fetching: cuts a blocking wait short, waits for fetches on their
-   * way, and returns the units fetched but not started (for the caller to
-   * put back). Waiting processors get `undefined`.
+   * way, puts the units fetched but not started back on their queues (for
+   * other processes) and sends what is pending. Waiting processors get
+   * `undefined`; running units finish as usual.
    */
-  async stop(): Promise<UnitOfWork[]> {
-    if (!this.#running) return this.#buffer.splice(0);
-    this.#running = false;
-    this.#blocking.abort();
-    this.#poke();
-    if (this.#sleep) {
-      clearTimeout(this.#sleep.timer);
-      this.#sleep.resolve();
+  async quiet(): Promise<void> {
+    this.#quiet = true;
+    if (!this.#stopping.signal.aborted) this.#stopping.abort(new DOMException("edgekiq is stopping", "AbortError"));
+    if (this.#fetching) {
+      this.#fetching = false;
+      this.#blocking.abort();
+      this.#poke();
+      if (this.#sleep) {
+        clearTimeout(this.#sleep.timer);
+        this.#sleep.resolve();
+      }
+      await this.#loop;
+      for (const resolve of this.#waiting.splice(0)) resolve(undefined);
     }
-    await this.#loop;
-    for (const resolve of this.#waiting.splice(0)) resolve(undefined);
-    return this.#buffer.splice(0);
+    const unstarted = this.#buffer.splice(0);
+    if (unstarted.length) await this.#safely(() => this.#options.fetcher.requeue(unstarted), "requeue prefetched jobs");
+    await this.flush();
+  }
+
+  /** Sends what the fetcher has pending (acks, releases, marks) on its own; failures are reported. */
+  flush(): Promise<void> {
+    return this.#safely(() => this.#options.fetcher.flush(), "flush acks");
+  }
+
+  /** One flush at a time; acks that arrive meanwhile go in the next. */
+  #flushSoon(): void {
+    if (this.#flushing) {
+      this.#flushAgain = true;
+      return;
+    }
+    this.#flushing = this.flush().finally(() => {
+      this.#flushing = undefined;
+      if (this.#flushAgain) {
+        this.#flushAgain = false;
+        this.#flushSoon();
+      }
+    });
+  }
+
+  async #safely(fn: () => Promise<unknown>, what: string): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      this.#options.onError(error, { context: what });
+    }
   }
 
   #handOut(unit: UnitOfWork): void {
-    this.#active++;
+    const slot = this.#nextSlot++;
+    this.#running.set(slot, { unit, startedAt: Date.now(), control: new JobControl(this.#stopping.signal) });
+    this.#slots.set(unit, slot);
     if (unit.suspect) this.#suspectActive = true;
-    this.#o.fetcher.started(unit);
+    this.#options.fetcher.started(unit);
   }
 
   /** Gives buffered units to waiting processors, in order, while they may start. */
@@ -183,7 +324,7 @@ export class Feeder {
   }
 
   #lowWater(): number {
-    return Math.max(1, Math.floor(this.#o.prefetch.size / 2));
+    return Math.max(1, Math.floor(this.#options.prefetch.size / 2));
   }
 
   /** A processor finished a job or wants one: the queues are worth asking again. */
@@ -201,13 +342,13 @@ export class Feeder {
 
   async #run(): Promise<void> {
     let backoff = 0;
-    while (this.#running) {
+    while (this.#fetching) {
       if (this.#failed) {
         this.#failed = false;
         await this.#pause(1000);
         continue;
       }
-      const free = this.#o.concurrency + this.#o.prefetch.size - this.held - this.#requested;
+      const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand - this.#requested;
       if (this.#flushWanted && this.#launched.size === 0) {
         // Carried by a fetch (taking what is free, often nothing) so it costs one round trip either way.
         this.#flushWanted = false;
@@ -221,22 +362,22 @@ export class Feeder {
         // the background; after an empty fetch, wait for a job to finish
         // before asking again.
         const wait = free < this.#lowWater() || this.#dry || inFlight >= MAX_IN_FLIGHT ||
-          (inFlight > 0 && this.#o.idle === "drain");
+          (inFlight > 0 && this.#options.idle === "drain");
         if (wait) await this.#nextWake();
         else this.#launch(this.#fetch(free, false));
         continue;
       }
       // Every processor waits: fetch now, and apply the idle policy if empty.
-      const got = await this.#fetch(free, this.#o.idle === "block");
-      if (got > 0 || this.#failed || !this.#running) {
+      const got = await this.#fetch(free, this.#options.idle === "block");
+      if (got > 0 || this.#failed || !this.#fetching) {
         backoff = 0;
         continue;
       }
-      if (this.#o.idle === "drain") {
-        if (this.held === 0) this.#o.onEmpty?.();
+      if (this.#options.idle === "drain") {
+        if (this.inHand === 0) this.#options.onEmpty?.();
         await this.#nextWake();
-      } else if (this.#o.idle === "backoff") {
-        backoff = Math.min(this.#o.pollMaxMs, backoff ? backoff * 2 : 50);
+      } else if (this.#options.idle === "backoff") {
+        backoff = Math.min(this.#options.pollMaxMs, backoff ? backoff * 2 : 50);
         await this.#pause(backoff);
       }
     }
@@ -261,7 +402,7 @@ export class Feeder {
    * failures are reported and pause the loop.
    */
   async #fetch(max: number, block: boolean): Promise<number> {
-    const fetcher = this.#o.fetcher;
+    const fetcher = this.#options.fetcher;
     this.#requested += max;
     // Processors waiting now start the new batch's first jobs as it arrives
     // (the fetch marks them started), unless buffered jobs come first (a
@@ -274,26 +415,29 @@ export class Feeder {
       const sent = performance.now();
       const take = await fetcher.take(max, startNow);
       if (!take.alive) {
-        await this.#o.onDead();
+        await this.#options.onDead();
         return 0;
       }
       if (take.reregistered) {
-        // Recovered while stalled: what the buffer holds is back on its queues.
+        // Recovered while stalled: what the buffer holds is back on its
+        // queues, and so are the jobs running now: each is acknowledged with
+        // its payload, which takes the copy back if it has not started elsewhere.
         this.#buffer.length = 0;
-        this.#o.onRecovered();
+        for (const busy of this.#running.values()) this.#mayBeRequeued.add(busy.unit);
+        this.#options.onRecovered();
       }
       if (take.units.length > 0 || !block) {
-        this.#o.prefetch.trip(performance.now() - sent);
+        this.#options.prefetch.trip(performance.now() - sent);
         this.#deliver(take.units);
         return take.units.length;
       }
-      if (!this.#running) return 0;
+      if (!this.#fetching) return 0;
       const units = await fetcher.block(this.#blocking.signal);
       this.#deliver(units);
       return units.length;
     } catch (error) {
       this.#failed = true;
-      this.#o.onError(error, { context: "fetch" });
+      this.#options.onError(error, { context: "fetch" });
       return 0;
     } finally {
       this.#requested -= max;
@@ -303,9 +447,9 @@ export class Feeder {
 
   #deliver(units: readonly UnitOfWork[]): void {
     if (units.length === 0) return;
-    // After stop() the caller requeues the buffer, so late units join it.
+    // After quiet() the buffer is requeued, so late units join it.
     for (const unit of units) this.#buffer.push(unit);
-    if (this.#running) this.#dispatch();
+    if (this.#fetching) this.#dispatch();
   }
 
   /**
@@ -314,7 +458,7 @@ export class Feeder {
    * back empty after the last job finished would wait forever.
    */
   #nextWake(): Promise<void> {
-    if (this.#wakePending || !this.#running) {
+    if (this.#wakePending || !this.#fetching) {
       this.#wakePending = false;
       return Promise.resolve();
     }
@@ -322,7 +466,7 @@ export class Feeder {
   }
 
   #pause(ms: number): Promise<void> {
-    if (!this.#running) return Promise.resolve();
+    if (!this.#fetching) return Promise.resolve();
     return new Promise((resolve) => {
       this.#sleep = { timer: setTimeout(resolve, ms), resolve };
     });

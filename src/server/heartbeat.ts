@@ -10,7 +10,7 @@ import { type BeatResult, HEARTBEAT } from "../scripts/heartbeat.ts";
 import { pollCheckKeys } from "../scripts/poll_check.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { BusyUnit } from "./manager.ts";
-import { type JobCounters, statKeys, STATS_TTL } from "./stats.ts";
+import { type JobCounters, statKeys, STATS_TTL } from "./job_counters.ts";
 
 /** The static part of a process's `info` JSON (Sidekiq's `to_data`). */
 export interface ProcessInfo {
@@ -42,9 +42,12 @@ export interface HeartbeatOptions {
   quiet: () => boolean;
   /**
    * Run the poll check inside each beat (HTTP transports: one billed command
-   * then both beats and checks); the result comes back with the beat.
+   * then both beats and checks), with these due keys (features' poll
+   * tasks); the result comes back with the beat. Undefined: no check.
    */
-  pollCheck?: boolean;
+  pollCheck?: readonly string[];
+  /** Sorted sets whose highest score each beat reads and returns (features' `watch`), in order. */
+  watch?: readonly string[];
 }
 
 /**
@@ -57,7 +60,7 @@ export interface HeartbeatOptions {
  * ```
  */
 export class Heartbeat {
-  #o: HeartbeatOptions;
+  #options: HeartbeatOptions;
   #rttUs = 0;
   #hadWork = false;
   /**
@@ -68,7 +71,7 @@ export class Heartbeat {
   #flushes = 0;
 
   constructor(options: HeartbeatOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /**
@@ -76,24 +79,30 @@ export class Heartbeat {
    * was waiting, and whether the process entry still existed.
    */
   async beat(): Promise<BeatResult> {
-    const { keys: k, info, ttl } = this.#o;
+    const { keys: k, info, ttl } = this.#options;
     const identity = info.identity;
     const now = Date.now();
     const work: string[] = [];
-    for (const capsule of this.#o.capsules) {
+    for (const capsule of this.#options.capsules) {
       for (const [slot, busy] of capsule.busy) {
-        work.push(
-          `${capsule.name}:${slot.toString(36)}`,
-          JSON.stringify({ queue: busy.unit.queue, payload: busy.unit.raw, run_at: Math.floor(busy.startedAt / 1000) }),
-        );
+        const entry: Record<string, unknown> = {
+          queue: busy.unit.queue,
+          payload: busy.unit.raw,
+          run_at: Math.floor(busy.startedAt / 1000),
+        };
+        // The latest `ctx.progress()` (Sidekiq's readers ignore the field).
+        if (busy.control.progress !== undefined) entry.progress = jsonOrText(busy.control.progress);
+        if (busy.control.stopped !== undefined) entry.stopping = busy.control.stopped;
+        work.push(`${capsule.name}:${slot.toString(36)}`, JSON.stringify(entry));
       }
     }
     if (!this.#flush) {
-      const { processed, failed } = this.#o.stats.take();
+      const { processed, failed } = this.#options.stats.take();
       if (processed || failed) this.#flush = { id: String(++this.#flushes), processed, failed };
     }
     const flush = this.#flush;
-    const rss = this.#o.rss();
+    const rss = this.#options.rss();
+    const watch = this.#options.watch ?? [];
     const fields = [
       "info",
       JSON.stringify(info),
@@ -102,7 +111,7 @@ export class Heartbeat {
       "beat",
       String(now / 1000),
       "quiet",
-      String(this.#o.quiet()),
+      String(this.#options.quiet()),
       "rtt_us",
       this.#rttUs,
       "rss",
@@ -111,7 +120,7 @@ export class Heartbeat {
       info.concurrency,
     ];
     const started = performance.now();
-    const result = await this.#o.transport.script(HEARTBEAT, [
+    const result = await this.#options.transport.script(HEARTBEAT, [
       k.processes,
       k.process(identity),
       k.work(identity),
@@ -120,7 +129,8 @@ export class Heartbeat {
       k.legacyWork(identity),
       k.signals(identity),
       ...statKeys(k, new Date(now)),
-      ...(this.#o.pollCheck ? pollCheckKeys(k) : []),
+      ...watch,
+      ...(this.#options.pollCheck ? pollCheckKeys(k, this.#options.pollCheck) : []),
     ], [
       identity,
       ttl,
@@ -130,7 +140,8 @@ export class Heartbeat {
       flush?.id ?? "",
       // An idle process that wrote no work last beat has none to clear.
       work.length || this.#hadWork ? 1 : 0,
-      this.#o.pollCheck ? now / 1000 : "",
+      this.#options.pollCheck ? now / 1000 : "",
+      watch.length,
       fields.length,
       ...fields,
       ...work,
@@ -143,7 +154,7 @@ export class Heartbeat {
 
   /** Whether counts wait to be written (a last beat at exit writes them). */
   get unflushed(): boolean {
-    return this.#flush !== undefined || this.#o.stats.processed > 0 || this.#o.stats.failed > 0;
+    return this.#flush !== undefined || this.#options.stats.processed > 0 || this.#options.stats.failed > 0;
   }
 
   /**
@@ -152,12 +163,22 @@ export class Heartbeat {
    * expires on its own. Counts still unwritten go first, in a beat.
    */
   async clear(): Promise<void> {
-    const { keys: k, info } = this.#o;
+    const { keys: k, info } = this.#options;
     if (this.unflushed) await this.beat();
-    await this.#o.transport.pipeline([
+    await this.#options.transport.pipeline([
       ["SREM", k.processes, info.identity],
       ["UNLINK", k.work(info.identity), k.legacyWork(info.identity)],
       ["HSET", k.process(info.identity), "quiet", "true", "busy", 0],
     ], { atomic: true });
+  }
+}
+
+/** A progress value as JSON can carry it: itself, or its text if it is not JSON (a BigInt, a cycle). */
+function jsonOrText(value: unknown): unknown {
+  try {
+    JSON.stringify(value);
+    return value;
+  } catch {
+    return String(value);
   }
 }

@@ -7,20 +7,21 @@
  */
 import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
-import { keys as makeKeys } from "../keys.ts";
+import { keysFor } from "../keys.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
-import { assemble, metricsTracker } from "./assembly.ts";
+import { checkFeatures } from "../client_feature.ts";
+import { assemble } from "./assembly.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { Manager } from "./manager.ts";
-import { registerPeriodic } from "../periodic/mod.ts";
 import { Poller, type PollResult } from "./poller.ts";
 import { signalActions, SignalQueue } from "./signals.ts";
-import { JobCounters } from "./stats.ts";
+import { JobCounters } from "./job_counters.ts";
 import { type CapsuleConfig, fetchMode, type WorkerOptions, workerTimings } from "./worker_options.ts";
+import type { FeatureContext } from "./worker_feature.ts";
 
 export type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
@@ -85,16 +86,54 @@ export function createWorker(options: WorkerOptions): Worker {
   if (!options?.transport) throw new ConfigError("Cannot create worker as 'transport' is required");
   const runtime = options.runtime ?? currentRuntime();
   const logger = options.logger ?? createLogger();
-  const k = makeKeys(options.prefix);
+  const k = keysFor(options.transport, options, "create worker");
   const timeFormat = options.timeFormat ?? "seconds";
   const transport = options.transport;
   const http = !transport.blocking;
   const { timeoutMs, beatMs, ttl, blockSeconds } = workerTimings(options, http);
   const identity = processIdentity(runtime);
   const onError = options.onError ?? logErrors(logger);
-  const client = new Client({ transport, prefix: options.prefix, timeFormat, middleware: options.clientMiddleware });
+  const features = checkFeatures(options.features, "create worker");
+  const client = new Client({
+    transport,
+    prefix: options.prefix,
+    keyspace: options.keyspace,
+    timeFormat,
+    middleware: options.clientMiddleware,
+    features,
+  });
   const stats = new JobCounters();
-  const metrics = metricsTracker(options.metrics);
+  const context: FeatureContext = {
+    client,
+    transport,
+    keys: k,
+    logger,
+    identity,
+    onError,
+    jobs: {
+      list: () =>
+        managers.flatMap((m) =>
+          [...m.busy.values()].map((b) => {
+            const { jid, class: className } = peek(b.unit.raw);
+            return { jid, queue: b.unit.queue, className, startedAt: b.startedAt };
+          })
+        ),
+      stop(jid, reason) {
+        for (const manager of managers) {
+          for (const busy of manager.busy.values()) {
+            if (busy.unit.raw.includes(jid) && peek(busy.unit.raw).jid === jid) {
+              busy.control.stop(reason);
+              return true;
+            }
+          }
+        }
+        return false;
+      },
+    },
+  };
+  const hooks = (hook: "start" | "stop") => features.flatMap((f) => (f[hook] ? [{ name: f.name, run: f[hook]! }] : []));
+  // Each feature's watched set is read by the beat itself; its highest score goes to the feature's `beat`.
+  const watchers = features.filter((f) => f.watch);
   const reliable = fetchMode(options.fetch) === "reliable";
   const configs: Record<string, CapsuleConfig> = options.capsules ??
     { default: { queues: options.queues ?? ["default"], concurrency: options.concurrency ?? 10 } };
@@ -114,7 +153,7 @@ export function createWorker(options: WorkerOptions): Worker {
     pollMaxMs: options.pollMaxMs ?? (http ? 10_000 : 5000),
     ttl,
     prefetch: "adaptive",
-    metricsTracker: metrics,
+    features,
     onDead: async () => {
       logger.warn("this process's entry had expired (it stalled past its TTL): registering again", { identity });
       await worker.beat();
@@ -141,6 +180,19 @@ export function createWorker(options: WorkerOptions): Worker {
   };
   let quiet = false;
   const pollOnBeat = http && (options.poller ?? true) && options.pollIntervalAverage === undefined;
+  const poller = new Poller({
+    client,
+    logger,
+    identity,
+    averageScheduledPollInterval: options.averageScheduledPollInterval ?? (http ? 20 : 5),
+    pollIntervalAverage: options.pollIntervalAverage,
+    initialWait: options.pollInitialWait,
+    maxRecoveries: options.maxRecoveries,
+    ownHeldHashes: managers.reduce((n, m) => n + m.fetcher.heldKeys.length, 0),
+    onPoison: options.onPoison,
+    onError,
+    features,
+  });
   const heartbeat = new Heartbeat({
     transport,
     keys: k,
@@ -152,21 +204,8 @@ export function createWorker(options: WorkerOptions): Worker {
     quiet: () => quiet,
     // Over HTTP the beat carries the poll check: one billed command every 20 s
     // does both (an idle worker's bill is most of what it costs).
-    pollCheck: pollOnBeat,
-  });
-  const poller = new Poller({
-    client,
-    logger,
-    identity,
-    averageScheduledPollInterval: options.averageScheduledPollInterval ?? (http ? 20 : 5),
-    pollIntervalAverage: options.pollIntervalAverage,
-    initialWait: options.pollInitialWait,
-    maxRecoveries: options.maxRecoveries,
-    ownPrivateLists: managers.reduce((n, m) => n + m.fetcher.heldKeys.length, 0),
-    onPoison: options.onPoison,
-    onError,
-    periodic: options.periodic,
-    periodicOwner: options.periodicOwner,
+    pollCheck: pollOnBeat ? poller.dueKeys : undefined,
+    watch: watchers.map((f) => f.watch!(k)),
   });
   const listeners = new Map<WorkerEvent, Set<() => void>>();
   const emit = (event: WorkerEvent) => {
@@ -203,6 +242,15 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     async abort() {
       await Promise.all(managers.map((m) => m.requeueBusy())).catch((error) => onError(error, { context: "requeue" }));
+      // Unregister on the way out too, so `stats` and the dashboard stop
+      // counting this process and its busy jobs now, not at its TTL. At most
+      // 2 s: a second INT means "exit now".
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        heartbeat.clear().catch((error) => onError(error, { context: "heartbeat clear" })),
+        new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
+      ]);
+      clearTimeout(timer);
       runtime.exit(1);
     },
     quiet: () => worker.quiet(),
@@ -228,9 +276,16 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const manager of managers) {
       await manager.fetcher.release().catch((error) => onError(error, { context: "release" }));
     }
-    await metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
+    for (const hook of hooks("stop")) {
+      await hook.run(context).catch((error) => onError(error, { context: `${hook.name} at stop` }));
+    }
     await heartbeat.clear().catch((error) => onError(error, { context: "heartbeat clear" }));
     signals.close();
+    // Nothing of this worker's keeps the process alive now: a script's
+    // `await worker.stop()`, or the README's program after TERM, exits.
+    if (options.closeTransport ?? (options.handleSignals ?? true)) {
+      await transport.close().catch((error) => onError(error, { context: "close transport" }));
+    }
     state = "stopped";
     logger.info("stopped", { identity });
     emit("exit");
@@ -246,10 +301,8 @@ export function createWorker(options: WorkerOptions): Worker {
       if (state !== "new") throw new ConfigError(`Cannot run worker ${identity} as it has already been run`);
       state = "running";
       await checkEviction(transport, logger);
-      // Schedules first: a bad one fails here, before anything runs.
-      if (options.periodic?.length) {
-        await registerPeriodic(client, options.periodic, { owner: options.periodicOwner });
-      }
+      // Features first (a bad periodic schedule fails here), before anything runs.
+      for (const hook of hooks("start")) await hook.run(context);
       // The first beat creates the process entry every fetch then renews.
       await worker.beat();
       for (const manager of managers) await manager.fetcher.register();
@@ -303,12 +356,20 @@ export function createWorker(options: WorkerOptions): Worker {
     poll: () => poller.runOnce(),
     flushStats: () => worker.beat().then(() => {}),
     async beat() {
-      const { signal, existed, check } = await heartbeat.beat();
+      const { signal, existed, check, watched } = await heartbeat.beat();
       if (check && state === "running" && !stopping) {
-        void poller.act(check).catch((error) => onError(error, { context: "poller" }));
+        // And a poll of its own when the next job comes due before the next
+        // beat: one billed command per due time, none while nothing waits.
+        void poller.act(check).then(({ nextDueAt }) => poller.wakeFor(nextDueAt, beatMs, HTTP_WAKE_FLOOR_MS))
+          .catch((error) => onError(error, { context: "poller" }));
       }
-      // Alongside, not inside, the beat: nothing to send when no job ran.
-      void metrics?.flush(transport, k).catch((error) => onError(error, { context: "metrics" }));
+      // Alongside, not inside, the beat (metrics: nothing to send when no job ran).
+      for (const feature of features) {
+        if (!feature.beat) continue;
+        const i = watchers.indexOf(feature);
+        void feature.beat(context, i < 0 ? undefined : watched[i] ?? null)
+          .catch((error) => onError(error, { context: feature.name }));
+      }
       if (!existed && beats > 0) {
         logger.warn("this process's entry had expired: it stalled longer than its TTL", { identity, ttl_s: ttl });
       }
@@ -330,10 +391,7 @@ export function createWorker(options: WorkerOptions): Worker {
           concurrency: manager.concurrency,
         });
         for (const busy of manager.busy.values()) {
-          let cls = "?", jid = "?";
-          try {
-            ({ class: cls, jid } = JSON.parse(busy.unit.raw));
-          } catch { /* unreadable payload: show what we can */ }
+          const { class: cls, jid } = peek(busy.unit.raw);
           logger.warn("running job", {
             capsule: manager.name,
             queue: busy.unit.queue,
@@ -347,6 +405,13 @@ export function createWorker(options: WorkerOptions): Worker {
   };
   return worker;
 }
+
+/**
+ * Over HTTP, the shortest wait between two polls a due time causes, ms:
+ * each is a billed command, so a stream of due jobs costs a worker at most
+ * one a second.
+ */
+const HTTP_WAKE_FLOOR_MS = 1000;
 
 /**
  * Warns when Redis may evict keys: jobs are data, and `maxmemory-policy`
@@ -365,5 +430,15 @@ async function checkEviction(transport: Transport, logger: Logger): Promise<void
     logger.warn(
       `WARNING: Redis maxmemory-policy is '${policy}'. Redis may evict jobs under memory pressure; set it to 'noeviction'.`,
     );
+  }
+}
+
+/** A raw job's jid and class, or `?` for what cannot be read. */
+function peek(raw: string): { jid: string; class: string } {
+  try {
+    const { jid, class: cls } = JSON.parse(raw);
+    return { jid: typeof jid === "string" ? jid : "?", class: typeof cls === "string" ? cls : "?" };
+  } catch {
+    return { jid: "?", class: "?" };
   }
 }

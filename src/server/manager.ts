@@ -1,23 +1,19 @@
 /**
  * The manager of one capsule (Sidekiq's Manager; the capsule is its
- * configuration, {@link CapsuleConfig}): `concurrency` processor loops fed by
- * one {@link Feeder}, and the capsule's lifecycle: quiet, stop, hard
- * shutdown.
+ * configuration, `CapsuleConfig`): `concurrency` processor loops fed by
+ * one {@link Feeder} (which owns each fetched job's life), and the
+ * capsule's lifecycle: quiet, stop, hard shutdown.
  *
  * @module
  */
 import type { Logger } from "../logger.ts";
-import type { Feeder } from "./feeder.ts";
-import type { Fetcher } from "./fetch.ts";
+import type { BusyUnit, Feeder } from "./feeder.ts";
+import type { Fetcher } from "./fetcher.ts";
+import { type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
-import { type ProcessorDeps, processUnit } from "./processor.ts";
+import { Settler } from "./settle.ts";
 
-/** A job being worked on, as the heartbeat's work hash shows it. */
-export interface BusyUnit {
-  readonly unit: UnitOfWork;
-  /** Epoch ms when it started. */
-  readonly startedAt: number;
-}
+export type { BusyUnit } from "./feeder.ts";
 
 /** Options for {@link Manager}. */
 export interface ManagerOptions {
@@ -25,7 +21,7 @@ export interface ManagerOptions {
   concurrency: number;
   fetcher: Fetcher;
   feeder: Feeder;
-  deps: Omit<ProcessorDeps, "signal" | "stopping" | "tools">;
+  deps: SharedDeps;
   logger: Logger;
   /** Errors the manager survives (processor crashes, failed requeues). */
   onError: (error: unknown, context: Record<string, unknown>) => void;
@@ -33,6 +29,14 @@ export interface ManagerOptions {
 
 /** Lifecycle states. */
 export type ManagerState = "new" | "running" | "quiet" | "stopped";
+
+/**
+ * Jobs per slot whose outcome writes may still be on their way while the
+ * slot runs the next one (only with features' outcome writes: batches,
+ * events). A no-op batch job at concurrency 10 ran at 15k jobs/s waiting
+ * for each write, 33k with one in flight per slot (`test/bench/batches.ts`).
+ */
+const WRITES_PER_SLOT = 1;
 
 /**
  * Runs one capsule's processors.
@@ -49,19 +53,14 @@ export class Manager {
   readonly name: string;
   readonly concurrency: number;
   readonly fetcher: Fetcher;
-  #o: ManagerOptions;
+  #options: ManagerOptions;
   #abort = new AbortController();
-  #stopping = new AbortController();
   #state: ManagerState = "new";
-  #busy = new Map<number, BusyUnit>();
   #processors: Promise<void>[] = [];
   #settled: Array<() => void> = [];
-  #nextSlot = 0;
-  /** Units whose job may be back on its queue: acknowledged with their payload. */
-  #mayBeRequeued = new Set<UnitOfWork>();
 
   constructor(options: ManagerOptions) {
-    this.#o = options;
+    this.#options = options;
     this.name = options.name;
     this.concurrency = options.concurrency;
     this.fetcher = options.fetcher;
@@ -74,7 +73,7 @@ export class Manager {
 
   /** The jobs running now. */
   get busy(): ReadonlyMap<number, BusyUnit> {
-    return this.#busy;
+    return this.#options.feeder.running;
   }
 
   /** Aborted at hard shutdown: every running job's `ctx.signal`. */
@@ -83,8 +82,8 @@ export class Manager {
   }
 
   /** Units handed out and not finished, plus those fetched and waiting. */
-  get held(): number {
-    return this.#o.feeder.held;
+  get inHand(): number {
+    return this.#options.feeder.inHand;
   }
 
   /** Starts the feeder and the processors. */
@@ -92,18 +91,30 @@ export class Manager {
     if (this.#state !== "new") return;
     this.#state = "running";
     const fetcher = this.fetcher;
+    const shared = this.#options.deps;
     const deps: ProcessorDeps = {
-      ...this.#o.deps,
+      ...shared,
       signal: this.#abort.signal,
-      stopping: this.#stopping.signal,
+      stopping: this.#options.feeder.stopping,
+      settler: new Settler({
+        transport: shared.transport,
+        keys: shared.keys,
+        heldKey: (queue) => fetcher.heldKeyOf(queue),
+        signal: this.#abort.signal,
+        deathHandlers: shared.deathHandlers,
+        onError: shared.onError,
+      }),
       tools: {
+        transport: shared.transport,
+        keys: shared.keys,
+        logger: shared.logger,
         releaseLater: (key, value) => {
           fetcher.releaseLater(key, value);
-          this.#o.feeder.flushSoon();
+          this.#options.feeder.flushSoon();
         },
       },
     };
-    this.#o.feeder.start();
+    this.#options.feeder.start();
     for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps));
   }
 
@@ -115,10 +126,7 @@ export class Manager {
   async quiet(): Promise<void> {
     if (this.#state !== "running") return;
     this.#state = "quiet";
-    this.#stopping.abort(new DOMException("edgekiq is stopping", "AbortError"));
-    const unstarted = await this.#o.feeder.stop();
-    if (unstarted.length) await this.#safely(() => this.fetcher.requeue(unstarted), "requeue prefetched jobs");
-    await this.#safely(() => this.fetcher.flush(), "flush acks");
+    await this.#options.feeder.quiet();
   }
 
   /**
@@ -132,59 +140,48 @@ export class Manager {
     await this.quiet();
     let requeued = 0;
     if (!(await this.#idleWithin(timeoutMs))) {
-      this.#o.logger.warn("hard shutdown: aborting jobs still running", { capsule: this.name, busy: this.#busy.size });
+      this.#options.logger.warn("hard shutdown: aborting jobs still running", {
+        capsule: this.name,
+        busy: this.busy.size,
+      });
       this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
       if (!(await this.#idleWithin(graceMs))) {
         // If this fails the jobs stay held: the release at stop (or recovery) gives them back.
         requeued = await this.requeueBusy().catch((error) => {
-          this.#o.onError(error, { context: "requeue running jobs", capsule: this.name });
+          this.#options.onError(error, { context: "requeue running jobs", capsule: this.name });
           return 0;
         });
       }
     }
-    await this.#safely(() => this.fetcher.flush(), "flush acks");
+    await this.#options.feeder.flush();
     this.#state = "stopped";
     return requeued;
   }
 
   /**
    * Puts every running job back on its queue (hard shutdown, or a serverless
-   * budget running out). A job that still finishes is acknowledged with its
-   * payload at once, which takes the requeued copy back if it has not started
-   * elsewhere (the race Sidekiq leaves open: a job finishing between "put
-   * back" and "exit" ran twice).
+   * budget running out); a job that still finishes takes its requeued copy
+   * back (see {@link Feeder.requeueRunning}). Resolves to how many went back.
    */
   async requeueBusy(): Promise<number> {
-    const units = [...this.#busy.values()].map((b) => b.unit);
-    if (units.length === 0) return 0;
-    for (const u of units) this.#mayBeRequeued.add(u);
-    const n = await this.fetcher.requeue(units);
-    this.#o.logger.warn("requeued unfinished jobs", { capsule: this.name, count: n });
+    const n = await this.#options.feeder.requeueRunning();
+    if (n === 0) return 0;
+    this.#options.logger.warn("requeued unfinished jobs", { capsule: this.name, count: n });
     await this.#idleWithin(500);
-    await this.#safely(() => this.fetcher.flush(), "flush acks");
+    await this.#options.feeder.flush();
     return n;
-  }
-
-  /**
-   * This process stalled past its TTL and another recovered what it held:
-   * the jobs running now are back on their queues too. Each is acknowledged
-   * with its payload when it finishes, which takes the copy back if it has
-   * not started elsewhere.
-   */
-  recovered(): void {
-    for (const busy of this.#busy.values()) this.#mayBeRequeued.add(busy.unit);
   }
 
   /** Resolves true once nothing runs, or false after `ms`. */
   #idleWithin(ms: number): Promise<boolean> {
-    if (this.#busy.size === 0) return Promise.resolve(true);
+    if (this.busy.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(false);
       }, ms);
       const check = () => {
-        if (this.#busy.size > 0) return;
+        if (this.busy.size > 0) return;
         clearTimeout(timer);
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(true);
@@ -194,66 +191,72 @@ export class Manager {
   }
 
   async #processor(deps: ProcessorDeps): Promise<void> {
-    const feeder = this.#o.feeder;
+    const feeder = this.#options.feeder;
+    // With features' outcome writes, a slot starts its next job as soon as
+    // `perform` is over, while earlier ones' writes finish (at most
+    // WRITES_PER_SLOT per slot): their round trip is not the slot's idle time.
+    const overlap = deps.observers.some((f) => f.outcome !== undefined);
+    const writing: Promise<void>[] = [];
     for (;;) {
       // A buffered job is taken without a promise; only an empty buffer waits.
       const unit = feeder.take() ?? await feeder.next();
-      if (!unit) return;
-      const slot = this.#nextSlot++;
-      const started = performance.now();
-      this.#busy.set(slot, { unit, startedAt: Date.now() });
-      try {
-        // A recovered job may be the pill: its start is written before it
-        // runs, so if it kills this process too it is counted (the mark
-        // otherwise travels with the next fetch, which a pill never allows).
-        if (unit.recovered) await this.#safely(() => this.fetcher.writeStart(unit), "write a recovered job's start");
-        const outcome = await processUnit(deps, unit);
-        if (outcome === "ack") {
-          this.fetcher.ack(unit, this.#mayBeRequeued.has(unit));
-          // Its ack is written before the next suspect starts: were that one
-          // the pill, this one would otherwise die held and counted with it.
-          if (unit.suspect) await this.#safely(() => this.fetcher.flush(), "flush a suspect's ack");
-          // After quiet no fetch carries acks any more: send them on their own.
-          else if (this.#state !== "running") this.#flushSoon();
-        } else if (outcome === "requeue") await this.fetcher.requeue([unit]);
-        // "abandon": its outcome could not be written; it stays held, and
-        // the release at stop (or recovery) gives it back.
-      } catch (error) {
-        // Sidekiq's processor_result: an error outside the job's own failure
-        // path must not kill the slot. The job stays held.
-        this.#o.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
-      } finally {
-        this.#mayBeRequeued.delete(unit);
-        this.#busy.delete(slot);
-        feeder.finished(unit, performance.now() - started);
-        if (this.#settled.length) { for (const check of this.#settled.slice()) check(); }
+      if (!unit) break;
+      if (!overlap) {
+        // #process inline: an async call fewer per job on the hot path (its frame and promise were ~0.7 KB of
+        // garbage per job in a sampling heap profile of a no-op drain).
+        const started = performance.now();
+        try {
+          if (unit.recovered) await feeder.begin(unit);
+          const outcome = await processUnit(deps, unit, { control: feeder.control(unit) });
+          const finishing = feeder.finish(unit, outcome, performance.now() - started);
+          if (finishing) await finishing;
+        } catch (error) {
+          await this.#failed(unit, error, started);
+        }
+        if (this.#settled.length) this.#checkSettled();
+        continue;
       }
+      let ran!: () => void;
+      const performed = new Promise<void>((resolve) => (ran = resolve));
+      const done = this.#process(deps, unit, { ran });
+      await Promise.race([performed, done]);
+      writing.push(done);
+      // Writes of jobs finishing together share a call, so a few in flight per slot make each call carry more.
+      while (writing.length > WRITES_PER_SLOT) await writing.shift();
     }
+    await Promise.all(writing);
   }
 
-  #flushing: Promise<void> | undefined;
-  #flushAgain = false;
-
-  /** One flush at a time; acks that arrive meanwhile go in the next. */
-  #flushSoon(): void {
-    if (this.#flushing) {
-      this.#flushAgain = true;
-      return;
-    }
-    this.#flushing = this.#safely(() => this.fetcher.flush(), "flush acks").finally(() => {
-      this.#flushing = undefined;
-      if (this.#flushAgain) {
-        this.#flushAgain = false;
-        this.#flushSoon();
-      }
-    });
-  }
-
-  async #safely(fn: () => Promise<unknown>, what: string): Promise<void> {
+  /** One unit, from its start to its outcome handed to the feeder (the overlapping path; see #processor). */
+  async #process(deps: ProcessorDeps, unit: UnitOfWork, run: { ran?: () => void }): Promise<void> {
+    const feeder = this.#options.feeder;
+    const started = performance.now();
     try {
-      await fn();
+      if (unit.recovered) await feeder.begin(unit);
+      const outcome = await processUnit(deps, unit, { control: feeder.control(unit), ran: run.ran });
+      const finishing = feeder.finish(unit, outcome, performance.now() - started);
+      if (finishing) await finishing;
     } catch (error) {
-      this.#o.onError(error, { context: what, capsule: this.name });
+      await this.#failed(unit, error, started);
     }
+    if (this.#settled.length) this.#checkSettled();
+  }
+
+  /**
+   * Sidekiq's processor_result: an error outside the job's own failure path
+   * must not kill the slot. The job stays held.
+   */
+  async #failed(unit: UnitOfWork, error: unknown, started: number): Promise<void> {
+    const feeder = this.#options.feeder;
+    this.#options.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
+    if (feeder.running.size && [...feeder.running.values()].some((b) => b.unit === unit)) {
+      try {
+        await feeder.finish(unit, "abandon", performance.now() - started);
+      } catch { /* it stays held: recovery gives it back */ }
+    }
+  }
+
+  #checkSettled(): void {
+    for (const check of this.#settled.slice()) check();
   }
 }

@@ -16,11 +16,14 @@
 
 /**
  * The default most a capsule prefetches for fast jobs, when that is more than
- * 2 × concurrency. At 100 a batch of no-op jobs is ~50 per round trip, which
- * measured 100k+ jobs/s at concurrency 10 on 2 cores; beyond it the gain is
- * small and the jobs held grow.
+ * 2 × concurrency. A round trip's cost is mostly its system calls, so the
+ * worker's CPU per no-op job falls as batches grow: measured at
+ * concurrency 10 (docs/performance.md, "Prefetch"), 7.0 µs per job with a
+ * ceiling of 100, 3.7 µs with a fixed 1,000; 300 keeps most of that while
+ * one process holds at most 300 quick jobs the others cannot take. Slow
+ * jobs never grow it (Little's law below), so nothing slow is hoarded.
  */
-export const PREFETCH_CEILING = 100;
+export const PREFETCH_CEILING = 300;
 
 /** Weight of the newest sample in the moving averages. */
 const ALPHA = 0.1;
@@ -46,13 +49,13 @@ export interface PrefetchOptions {
  * ```
  */
 export class Prefetch {
-  #o: PrefetchOptions;
+  #options: PrefetchOptions;
   #size: number;
   #tripMs = 0;
   #jobMs = 0;
 
   constructor(options: PrefetchOptions) {
-    this.#o = { ...options, max: Math.max(options.min, options.max) };
+    this.#options = { ...options, max: Math.max(options.min, options.max) };
     this.#size = options.min;
   }
 
@@ -74,7 +77,7 @@ export class Prefetch {
   }
 
   #update(): void {
-    const { min, max, concurrency } = this.#o;
+    const { min, max, concurrency } = this.#options;
     if (min === max || !this.#tripMs || !this.#jobMs) return;
     // Two round trips' worth: one batch runs while the next is on its way.
     const wanted = Math.ceil((2 * concurrency * this.#tripMs) / this.#jobMs);

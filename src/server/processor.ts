@@ -1,7 +1,8 @@
 /**
  * Runs one unit of work: read the payload, find the job, check its
- * arguments, run the middleware and `perform`, then settle the outcome
- * (success, retry, dead) durably before it may be acknowledged.
+ * arguments, run the middleware and `perform`, decide the outcome once, and
+ * hand it to the settler (`settle.ts`) to be made durable before the job may
+ * be acknowledged.
  *
  * A bad payload never stops the worker: it goes to the dead set with its
  * reason, and the processor carries on.
@@ -9,11 +10,11 @@
  * @module
  */
 import { activeJobArguments, isActiveJob } from "../activejob.ts";
-import { buryPayloads } from "../dead_set_rules.ts";
-import { metricsClassName, type MetricsTracker } from "../metrics/tracker.ts";
-import { Discard, Interrupt, JobArgsError, PayloadError, TransportError } from "../errors.ts";
+import { checkRunOptions } from "../client_feature.ts";
+import { Discard, Interrupt, RunLater } from "../control.ts";
+import { JobArgsError, PayloadError } from "../errors.ts";
 import { runInJob } from "../current_job.ts";
-import type { JobContext } from "../job.ts";
+import type { AnyJob, JobContext } from "../job.ts";
 import { validateArgs } from "../job.ts";
 import type { Logger } from "../logger.ts";
 import { type JobPayload, newJids, parsePayload, serializePayload, type TimeFormat, wireTime } from "../payload.ts";
@@ -22,16 +23,26 @@ import type { Transport } from "../transport/transport.ts";
 import type { Keys } from "../keys.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import { runServerMiddleware, type ServerMiddleware, type ServerMiddlewareTools } from "../server_middleware.ts";
-import { type DeathHandler, errorClass, errorMessage, JobRetry } from "./retry.ts";
-import type { JobCounters } from "./stats.ts";
+import { errorClass, errorMessage, JobRetry, type RetryDecision } from "./retry.ts";
+import { type SettleEntry, Settler, type UnitOutcome, type Unwritable } from "./settle.ts";
+import type { JobCounters } from "./job_counters.ts";
+import type { JobOutcome, OutcomeWrite, ProgressContext, WorkerFeature } from "./worker_feature.ts";
+import type { JobControl } from "./job_control.ts";
+import type { DeathHandler } from "../dead_set_rules.ts";
+
+export type { UnitOutcome } from "./settle.ts";
 
 /**
- * What to do with a unit once it has been processed: acknowledge it, put it
- * back on its queue (cut off by hard shutdown), or leave it held (its
- * outcome could not be written before hard shutdown; the release at stop or
- * recovery gives it back).
+ * What a worker does with a job whose class no process here defines:
+ * - `"retry"` (default, Sidekiq's): a failure (`UnknownJobError`), retried
+ *   with backoff and dead only after its retries, so on a Redis shared with
+ *   Rails a Ruby job is never buried by a TypeScript worker on its queue;
+ * - `"postpone"`: back to the `schedule` set with a growing delay (2 s to
+ *   5 min), neither a failure nor a retry: for a mixed fleet where another
+ *   process certainly defines it;
+ * - `"dead"`: straight to the dead set.
  */
-export type UnitOutcome = "ack" | "requeue" | "abandon";
+export type UnknownJobPolicy = "retry" | "postpone" | "dead";
 
 /** Everything a processor needs; shared by every slot of a capsule. */
 export interface ProcessorDeps {
@@ -39,14 +50,20 @@ export interface ProcessorDeps {
   keys: Keys;
   registry: Registry;
   retry: JobRetry;
+  settler: Settler;
   middleware: readonly ServerMiddleware[];
+  /** Features told of outcomes, or writing with them. */
+  observers: readonly WorkerFeature[];
+  /** Features that see a job before its arguments are checked. */
+  receivers: readonly WorkerFeature[];
+  /** Features told of progress. */
+  progressors: readonly WorkerFeature[];
   stats: JobCounters;
   logger: Logger;
   timeFormat: TimeFormat;
   /** Log a start and a done line per job. */
   jobLogging: boolean;
-  /** What to do with a job whose class is not registered. */
-  unknownJobs: "dead" | "requeue";
+  unknownJobs: UnknownJobPolicy;
   /** Make `currentJob()` work inside `perform`. */
   currentJob: boolean;
   /** Route ActiveJob wrappers to the job named by `wrapped`. */
@@ -59,8 +76,6 @@ export interface ProcessorDeps {
   tools: ServerMiddlewareTools;
   /** Reports errors outside a job's own failure path. */
   onError: (error: unknown, context: Record<string, unknown>) => void;
-  /** Execution metrics per job class (Sidekiq's format), flushed with the heartbeat; absent when off. */
-  metrics?: MetricsTracker;
 }
 
 /** What {@link processorDeps} builds the shared dependencies from. */
@@ -69,49 +84,84 @@ export interface ProcessorConfig {
   middleware?: readonly ServerMiddleware[];
   deathHandlers?: readonly DeathHandler[];
   jobLogging?: boolean;
-  unknownJobs?: "dead" | "requeue";
+  unknownJobs?: UnknownJobPolicy;
   activeJob?: boolean;
   currentJob?: boolean;
+  /** Features: their server middleware runs inside `middleware`; their observers, outcome writes and death handlers too. */
+  features?: readonly WorkerFeature[];
 }
 
 /**
  * The dependencies every processor of a worker (or a drain) shares, with
- * their defaults, built once.
+ * their defaults, built once; the capsule adds its signals, tools and where
+ * its jobs are held.
  *
  * @example
  * ```ts
- * const deps = processorDeps({ transport, keys: keys(), timeFormat: "seconds", logger, stats, onError }, { jobs });
+ * const base = processorDeps({ transport, keys: keys(), timeFormat: "seconds", logger, stats, onError }, { jobs });
  * ```
  */
 export function processorDeps(
-  base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError" | "metrics">,
+  base: Pick<ProcessorDeps, "transport" | "keys" | "timeFormat" | "logger" | "stats" | "onError">,
   config: ProcessorConfig,
-): Omit<ProcessorDeps, "signal" | "stopping" | "tools"> {
-  const { transport, keys, timeFormat, logger, onError } = base;
+): SharedDeps {
+  const features = config.features ?? [];
+  const policy = config.unknownJobs ?? "retry";
+  if (!["retry", "postpone", "dead"].includes(policy)) {
+    throw new PayloadError(
+      `Cannot create worker as 'unknownJobs' must be "retry", "postpone" or "dead": current value is ${
+        JSON.stringify(policy)
+      }`,
+    );
+  }
+  const registry = createRegistry(config.jobs ?? []);
+  checkRunOptions(features, registry.names().map((name) => registry.get(name)!));
   return {
     ...base,
-    registry: createRegistry(config.jobs ?? []),
-    retry: new JobRetry({ transport, keys, timeFormat, logger, deathHandlers: config.deathHandlers ?? [], onError }),
-    middleware: config.middleware ?? [],
+    registry,
+    retry: new JobRetry({ timeFormat: base.timeFormat, onError: base.onError }),
+    middleware: [...(config.middleware ?? []), ...features.flatMap((f) => (f.server ? [f.server] : []))],
+    observers: features.filter((f) => f.observe || f.outcome),
+    receivers: features.filter((f) => f.receive),
+    progressors: features.filter((f) => f.progress),
+    deathHandlers: [...(config.deathHandlers ?? []), ...features.flatMap((f) => (f.onDeath ? [f.onDeath] : []))],
     jobLogging: config.jobLogging ?? true,
-    unknownJobs: config.unknownJobs ?? "dead",
+    unknownJobs: policy,
     activeJob: config.activeJob ?? false,
     currentJob: config.currentJob ?? true,
   };
 }
 
+/** What {@link processorDeps} builds: everything but what a capsule adds. */
+export type SharedDeps = Omit<ProcessorDeps, "signal" | "stopping" | "tools" | "settler"> & {
+  deathHandlers: readonly DeathHandler[];
+};
+
+/** How one unit is run: its control (per-job stop), and who to tell once `perform` is over. */
+export interface UnitRun {
+  readonly control?: JobControl;
+  /**
+   * Called when `perform` has returned or thrown and only the outcome's
+   * writes remain (a failure's retry entry, features' outcome writes): the
+   * slot may start its next job meanwhile, so a write's round trip is not a
+   * slot's idle time. Not called for a job that never ran.
+   */
+  readonly ran?: () => void;
+}
+
 /**
  * Processes one unit. Resolves to `"ack"` when its outcome is durable,
- * `"requeue"` when hard shutdown cut it off, or `"abandon"` when its outcome
- * could not be written before hard shutdown.
+ * `"requeue"` when hard shutdown (or the job itself) put it back, or
+ * `"abandon"` when its outcome could not be written before hard shutdown.
  *
  * @example
  * ```ts
- * const outcome = await processUnit(deps, { queue: "default", raw });
+ * const outcome = await processUnit(deps, unit);
  * if (outcome === "ack") fetcher.ack(unit);
  * ```
  */
-export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promise<UnitOutcome> {
+export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork, run: UnitRun = {}): Promise<UnitOutcome> {
+  const control = run.control;
   let payload: JobPayload;
   try {
     payload = parsePayload(unit.raw);
@@ -120,22 +170,27 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
   }
   let job = deps.registry.get(payload.class);
   let input = payload.args;
-  if (!job && deps.activeJob && isActiveJob(payload)) {
-    // An ActiveJob wrapper: the job is `wrapped`, its arguments ActiveJob's own serialisation.
-    job = deps.registry.get(payload.wrapped!);
-    if (job) {
-      try {
-        input = activeJobArguments(payload.args[0]);
-      } catch (error) {
-        return bury(deps, unit, payload, error as PayloadError);
-      }
-    }
+  // An ActiveJob wrapper: the job is `wrapped`, its arguments ActiveJob's own serialisation.
+  const wrapper = !job && deps.activeJob && isActiveJob(payload);
+  if (wrapper) job = deps.registry.get(payload.wrapped!);
+  if (!job) return unknownJob(deps, unit, payload);
+  // The arguments as received: a receive hook's rewrite (decryption) is for
+  // this run only, and is undone before the job is written anywhere.
+  let received: unknown[] | undefined;
+  if (deps.receivers.length) {
+    const before = payload.args;
+    const answer = receive(deps, unit, payload, job);
+    const outcome = answer && await answer;
+    if (outcome) return outcome;
+    if (payload.args !== before) received = before;
+    input = payload.args;
   }
-  if (!job) {
-    if (deps.unknownJobs === "requeue") return postpone(deps, unit, payload);
-    const error = new PayloadError(`Cannot run job as no job named '${payload.class}' is registered in this worker`);
-    error.name = "UnknownJobError";
-    return bury(deps, unit, payload, error);
+  if (wrapper) {
+    try {
+      input = activeJobArguments(payload.args[0]);
+    } catch (error) {
+      return bury(deps, unit, asReceived(payload, received), error as PayloadError);
+    }
   }
   let args: unknown[];
   try {
@@ -143,103 +198,214 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork): Promis
     const checked = validateArgs(job, input);
     args = checked instanceof Promise ? await checked : checked;
   } catch (error) {
-    if (error instanceof JobArgsError) return bury(deps, unit, payload, error);
+    if (error instanceof JobArgsError) return bury(deps, unit, asReceived(payload, received), error);
     throw error;
   }
 
   const started = performance.now();
-  const ctx = new Context(payload, unit.queue, deps, deps.logger);
+  const ctx = new Context(payload, unit.queue, deps, control);
   if (deps.jobLogging) ctx.logger.info("start");
+  let result: unknown;
   try {
     const perform = () => job.perform(ctx, ...args);
-    const run = deps.middleware.length
+    const withMiddleware = deps.middleware.length
       ? () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue, tools: deps.tools }, perform)
       : perform;
-    await (deps.currentJob ? runInJob(ctx, run) : run());
-    deps.stats.processed++;
-    deps.metrics?.record(metricsClassName(payload), performance.now() - started, false);
-    if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(performance.now() - started) });
-    return "ack";
+    result = await (deps.currentJob ? runInJob(ctx, withMiddleware) : withMiddleware());
   } catch (error) {
-    if (error instanceof Discard) {
-      deps.stats.processed++;
-      deps.metrics?.record(metricsClassName(payload), performance.now() - started, false);
-      if (deps.jobLogging) ctx.logger.info("discarded", { reason: error.message });
-      return "ack";
-    }
-    if (error instanceof Interrupt) {
-      // Asked to stop here and resume later: back on its queue as it is.
-      if (deps.jobLogging) ctx.logger.info("interrupted", { reason: error.message });
-      return "requeue";
-    }
-    if (deps.signal.aborted) {
-      // Hard shutdown interrupted it: it goes back on its queue, and a retry
-      // entry now would run it twice.
-      ctx.logger.warn("interrupted by shutdown; putting the job back");
-      return "requeue";
-    }
-    // Not counted when interrupted: it will run again and be counted then.
-    deps.stats.processed++;
-    deps.stats.failed++;
-    deps.metrics?.record(metricsClassName(payload), performance.now() - started, true);
-    const elapsed = Math.round(performance.now() - started);
-    ctx.logger.warn("fail", {
-      elapsed_ms: elapsed,
-      error_class: errorClass(error),
-      error_message: errorMessage(error),
+    run.ran?.();
+    return ended(deps, unit, {
+      job,
+      payload: asReceived(payload, received),
+      ctx,
+      error,
+      ms: performance.now() - started,
     });
-    return settle(deps, unit, "writing retry", () => deps.retry.handle(job, payload, unit.queue, error));
   }
+  deps.stats.processed++;
+  const ms = performance.now() - started;
+  if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(ms) });
+  if (deps.observers.length === 0) return "ack";
+  run.ran?.();
+  return finish(deps, unit, { kind: "succeeded", queue: unit.queue, payload, ms, result });
 }
 
-/** Longest pause between attempts to write an outcome, ms. */
-const MAX_WRITE_BACKOFF_MS = 5000;
+/** The payload with the arguments it was received with (when a receive hook replaced them). */
+function asReceived(payload: JobPayload, received: unknown[] | undefined): JobPayload {
+  if (received) payload.args = received;
+  return payload;
+}
 
 /**
- * Writes a job's outcome durably before it may be acknowledged. A transient
- * failure (connection, failover, OOM) is retried with backoff for as long as
- * the process runs: the job stays held and owned. A failure that can never
- * succeed (a payload that cannot be serialised, a key of the wrong type)
- * buries the original text with the reason instead, so it is neither lost nor
- * replayed at every stop. Only hard shutdown gives up ("abandon": it stays
- * held and goes back to its queue at release).
+ * Shows a job to the features that see it before its arguments are checked
+ * (decryption, expiry, cancellation). Returns a promise of an outcome if one
+ * of them ended it; undefined when every hook answered at once and let it
+ * run (no promise, no microtask: most jobs are looked at and let through).
  */
-async function settle(
+function receive(
   deps: ProcessorDeps,
   unit: UnitOfWork,
-  what: string,
-  write: () => Promise<unknown>,
-): Promise<UnitOutcome> {
-  let delay = 100;
-  for (;;) {
+  payload: JobPayload,
+  job: AnyJob,
+): UnitOutcome | Promise<UnitOutcome | undefined> | undefined {
+  const before = payload.args;
+  for (let i = 0; i < deps.receivers.length; i++) {
+    let pending: void | Promise<void>;
     try {
-      await write();
-      return "ack";
+      pending = deps.receivers[i].receive!(payload, job, deps);
     } catch (error) {
-      if (!transient(error)) return buryUnwritable(deps, unit, what, error);
-      deps.onError(error, { context: what, queue: unit.queue });
-      if (deps.signal.aborted) return "abandon";
-      await pause(delay, deps.signal);
-      delay = Math.min(delay * 2, MAX_WRITE_BACKOFF_MS);
+      return refused(deps, unit, payload, before, error);
     }
+    if (pending) return receiveRest(deps, { unit, payload, job, before }, i, pending);
+  }
+  return undefined;
+}
+
+/** The hooks from the `i`th on, once one of them answered with a promise. */
+async function receiveRest(
+  deps: ProcessorDeps,
+  { unit, payload, job, before }: { unit: UnitOfWork; payload: JobPayload; job: AnyJob; before: unknown[] },
+  i: number,
+  pending: Promise<void>,
+): Promise<UnitOutcome | undefined> {
+  try {
+    await pending;
+    for (let k = i + 1; k < deps.receivers.length; k++) await deps.receivers[k].receive!(payload, job, deps);
+    return undefined;
+  } catch (error) {
+    return refused(deps, unit, payload, before, error);
   }
 }
 
-/** Whether a write may succeed if tried again. */
-function transient(error: unknown): boolean {
-  return error instanceof TransportError && error.kind !== "command" && error.kind !== "wrongtype";
+/** A receive hook refused the job: `Discard` ends it quietly, `RunLater` puts it back, anything else buries it. */
+function refused(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  payload: JobPayload,
+  before: unknown[],
+  error: unknown,
+): UnitOutcome | Promise<UnitOutcome> {
+  // Whatever a hook rewrote before another refused the job stays out of what is written.
+  payload.args = before;
+  if (error instanceof Discard) {
+    deps.stats.processed++;
+    if (deps.jobLogging) deps.logger.info("discarded", { jid: payload.jid, reason: error.message });
+    return finish(deps, unit, { kind: "discarded", queue: unit.queue, payload, ms: 0, code: error.code });
+  }
+  if (error instanceof RunLater) {
+    const entry: SettleEntry = { target: "schedule", score: error.at / 1000, json: unit.raw };
+    return finish(deps, unit, { kind: "later", queue: unit.queue, payload, ms: 0 }, entry);
+  }
+  return bury(deps, unit, payload, error instanceof Error ? error : new PayloadError(String(error)));
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
+/** A run that threw: a control-flow signal, hard shutdown, or a failure. */
+async function ended(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  run: { job: AnyJob; payload: JobPayload; ctx: Context; error: unknown; ms: number },
+): Promise<UnitOutcome> {
+  const { job, payload, ctx, error, ms } = run;
+  if (error instanceof Discard) {
+    deps.stats.processed++;
+    if (deps.jobLogging) ctx.logger.info("discarded", { reason: error.message });
+    return finish(deps, unit, { kind: "discarded", queue: unit.queue, payload, ms, code: error.code });
+  }
+  if (error instanceof Interrupt) {
+    // Asked to stop here and resume later: back on its queue as it is.
+    if (deps.jobLogging) ctx.logger.info("interrupted", { reason: error.message });
+    return "requeue";
+  }
+  if (error instanceof RunLater) {
+    if (deps.jobLogging) ctx.logger.info("run later", { reason: error.message, at: new Date(error.at).toISOString() });
+    // Unchanged, byte for byte: it is neither a failure nor a retry.
+    const entry: SettleEntry = { target: "schedule", score: error.at / 1000, json: unit.raw };
+    return finish(deps, unit, { kind: "later", queue: unit.queue, payload, ms }, entry);
+  }
+  if (deps.signal.aborted) {
+    // Hard shutdown interrupted it: it goes back on its queue, and a retry
+    // entry now would run it twice.
+    ctx.logger.warn("interrupted by shutdown; putting the job back");
+    return "requeue";
+  }
+  // Not counted when interrupted: it will run again and be counted then.
+  deps.stats.processed++;
+  deps.stats.failed++;
+  ctx.logger.warn("fail", {
+    elapsed_ms: Math.round(ms),
+    error_class: errorClass(error),
+    error_message: errorMessage(error),
   });
+  return failed(deps, unit, await deps.retry.decide(job, payload, unit.queue, error), { error, ms });
+}
+
+/** A failure, decided: written once, then death handlers for a job that died. */
+async function failed(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  decision: RetryDecision,
+  run: { error: unknown; ms: number },
+): Promise<UnitOutcome> {
+  const outcome: JobOutcome = {
+    kind: decision.kind,
+    queue: unit.queue,
+    payload: decision.payload,
+    ms: run.ms,
+    error: run.error,
+  };
+  const entry: SettleEntry | undefined = decision.kind === "retry"
+    ? { target: "retry", score: decision.at, json: decision.json }
+    : decision.kind === "dead"
+    ? { target: "dead", score: Date.now() / 1000, json: decision.json }
+    : undefined;
+  const settled = await finish(deps, unit, outcome, entry);
+  if (settled === "ack" && (decision.kind === "dead" || decision.kind === "dropped")) {
+    await deps.settler.died(decision.payload, run.error);
+  }
+  return settled;
+}
+
+/**
+ * Tells the features of an outcome, makes their writes and the core's
+ * entry (if any) durable, and resolves to what to do with the unit.
+ */
+function finish(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  outcome: JobOutcome,
+  entry?: SettleEntry,
+): UnitOutcome | Promise<UnitOutcome> {
+  let writes: OutcomeWrite[] | undefined;
+  for (const feature of deps.observers) {
+    feature.observe?.(outcome);
+    const write = feature.outcome?.(outcome, deps);
+    if (write) (writes ??= []).push(write);
+  }
+  // A success no feature writes for is acknowledged at once: no promise.
+  if (!writes && !entry) return "ack";
+  return written(deps, unit, outcome, writes, entry);
+}
+
+/** The features' outcome writes, then the job's own (`entry`), made durable. */
+async function written(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  outcome: JobOutcome,
+  writes: OutcomeWrite[] | undefined,
+  entry: SettleEntry | undefined,
+): Promise<UnitOutcome> {
+  if (writes) {
+    const done = await deps.settler.writeFeatures(unit, writes);
+    if (done !== "ack") return typeof done === "object" ? buryUnwritable(deps, unit, "features' outcome", done) : done;
+  }
+  if (!entry) return "ack";
+  const what = outcome.kind === "later" ? "writing a job to run later" : `writing ${outcome.kind}`;
+  return orBury(deps, unit, what, await deps.settler.settle(unit, entry, what));
+}
+
+/** The settler's answer, with an unwritable outcome buried instead. */
+function orBury(deps: ProcessorDeps, unit: UnitOfWork, what: string, done: UnitOutcome | Unwritable) {
+  return typeof done === "object" ? buryUnwritable(deps, unit, what, done) : done;
 }
 
 /** Buries the job's original text, with why its outcome could not be written appended. */
@@ -247,17 +413,19 @@ async function buryUnwritable(
   deps: ProcessorDeps,
   unit: UnitOfWork,
   what: string,
-  error: unknown,
+  { unwritable }: Unwritable,
 ): Promise<UnitOutcome> {
-  deps.onError(error, { context: what, queue: unit.queue, outcome: "buried: the outcome can never be written" });
-  const reason = `Cannot record the job's outcome (${what}): ${errorMessage(error)}`;
   const entry = appendFields(unit.raw, {
-    error_class: errorClass(error),
-    error_message: reason.slice(0, 10_000),
+    error_class: errorClass(unwritable),
+    error_message: `Cannot record the job's outcome (${what}): ${errorMessage(unwritable)}`.slice(0, 10_000),
     failed_at: wireTime(Date.now(), deps.timeFormat),
   });
-  return settle(deps, unit, "burying an unwritable job", () => buryPayloads(deps, [entry]))
-    .catch(() => "abandon" as const);
+  const done = await deps.settler.settle(
+    unit,
+    { target: "dead", score: Date.now() / 1000, json: entry },
+    "burying an unwritable job",
+  );
+  return typeof done === "object" ? "abandon" : done;
 }
 
 /**
@@ -278,28 +446,42 @@ function appendFields(raw: string, fields: Record<string, unknown>): string {
 /** Longest an unknown job is put off, seconds. */
 const MAX_POSTPONE_SECONDS = 300;
 
-/**
- * A job no class here knows, in a mixed fleet: another process may know it.
- * It goes to the scheduled set with a growing delay (2, 4, 8 ... 300 s),
- * counted in the payload, instead of straight back to its queue, where a
- * fleet that does not know it would pass it around in a hot loop.
- */
-function postpone(deps: ProcessorDeps, unit: UnitOfWork, payload: JobPayload): Promise<UnitOutcome> {
-  const tries = typeof payload.edgekiq_postponed === "number" ? payload.edgekiq_postponed + 1 : 1;
-  payload.edgekiq_postponed = tries;
-  const delay = Math.min(MAX_POSTPONE_SECONDS, 2 ** Math.min(tries, 20));
-  deps.logger.warn("no job of this class here: postponed for another process", {
+/** A job no class here defines, by the worker's policy. */
+function unknownJob(deps: ProcessorDeps, unit: UnitOfWork, payload: JobPayload): Promise<UnitOutcome> {
+  const error = new PayloadError(`Cannot run job as no job named '${payload.class}' is registered in this worker`);
+  error.name = "UnknownJobError";
+  if (deps.unknownJobs === "dead") return bury(deps, unit, payload, error);
+  if (deps.unknownJobs === "postpone") {
+    // Another process may know it. A growing delay (2, 4, 8 ... 300 s),
+    // counted in the payload: a fleet that does not know it would otherwise
+    // pass it around in a hot loop.
+    const tries = typeof payload.edgekiq_postponed === "number" ? payload.edgekiq_postponed + 1 : 1;
+    payload.edgekiq_postponed = tries;
+    const delay = Math.min(MAX_POSTPONE_SECONDS, 2 ** Math.min(tries, 20));
+    deps.logger.warn("no job of this class here: postponed for another process", {
+      class: payload.class,
+      jid: payload.jid,
+      delay_s: delay,
+    });
+    const json = serializePayload(payload, deps.timeFormat);
+    return deps.settler.settle(unit, { target: "schedule", score: Date.now() / 1000 + delay, json }, "postponing")
+      .then((done) => orBury(deps, unit, "postponing", done));
+  }
+  // Sidekiq's NameError: a failure like any other, retried with backoff. A
+  // payload without `retry` gets Sidekiq's default (true): the class that
+  // would say otherwise is not here, and dropping a job no one ran loses it.
+  if (payload.retry === undefined) payload.retry = true;
+  deps.stats.processed++;
+  deps.stats.failed++;
+  deps.logger.warn("fail", {
     class: payload.class,
     jid: payload.jid,
-    delay_s: delay,
+    error_class: error.name,
+    error_message: error.message,
   });
-  return settle(deps, unit, "postponing an unknown job", () =>
-    deps.transport.call(
-      "ZADD",
-      deps.keys.schedule,
-      Date.now() / 1000 + delay,
-      serializePayload(payload, deps.timeFormat),
-    ));
+  return deps.retry.decide(undefined, payload, unit.queue, error).then((decision) =>
+    failed(deps, unit, decision, { error, ms: 0 })
+  );
 }
 
 async function bury(
@@ -328,33 +510,36 @@ async function bury(
     error_class: entry.error_class,
     error_message: entry.error_message,
   });
-  return settle(deps, unit, "burying a bad job", () => buryPayloads(deps, [serializePayload(entry, deps.timeFormat)]));
+  const json = serializePayload(entry, deps.timeFormat);
+  const done = await deps.settler.settle(unit, { target: "dead", score: Date.now() / 1000, json }, "burying a bad job");
+  return typeof done === "object" ? "abandon" : done;
 }
 
-/** The per-job context; the logger is made only if used. */
+/** The per-job context; the logger and the job's own stopping signal are made only if used. */
 class Context implements JobContext {
   readonly payload: JobPayload;
   readonly queue: string;
   readonly signal: AbortSignal;
-  readonly stopping: AbortSignal;
   readonly transport: Transport;
   readonly keys: Keys;
-  #base: Logger;
+  #deps: Pick<ProcessorDeps, "stopping" | "logger" | "progressors" | "onError">;
+  #control: JobControl | undefined;
   #logger?: Logger;
+  #told?: ProgressContext;
 
   constructor(
     payload: JobPayload,
     queue: string,
-    deps: Pick<ProcessorDeps, "signal" | "stopping" | "transport" | "keys">,
-    logger: Logger,
+    deps: Pick<ProcessorDeps, "signal" | "stopping" | "transport" | "keys" | "logger" | "progressors" | "onError">,
+    control: JobControl | undefined,
   ) {
     this.payload = payload;
     this.queue = queue;
     this.signal = deps.signal;
-    this.stopping = deps.stopping;
     this.transport = deps.transport;
     this.keys = deps.keys;
-    this.#base = logger;
+    this.#deps = deps;
+    this.#control = control;
   }
 
   get jid(): string {
@@ -365,7 +550,29 @@ class Context implements JobContext {
     return typeof this.payload.retry_count === "number" ? this.payload.retry_count + 1 : 0;
   }
 
+  get stopping(): AbortSignal {
+    return this.#control?.signal() ?? this.#deps.stopping;
+  }
+
   get logger(): Logger {
-    return this.#logger ??= this.#base.child({ class: this.payload.class, jid: this.payload.jid, queue: this.queue });
+    return this.#logger ??= this.#deps.logger.child({
+      class: this.payload.class,
+      jid: this.payload.jid,
+      queue: this.queue,
+    });
+  }
+
+  progress(value: unknown): void {
+    if (this.#control) this.#control.progress = value;
+    if (this.#deps.progressors.length === 0) return;
+    const { transport, keys, queue } = this;
+    this.#told ??= { queue, transport, keys, onError: this.#deps.onError };
+    for (const feature of this.#deps.progressors) {
+      try {
+        feature.progress!(this.payload, value, this.#told);
+      } catch (error) {
+        this.#deps.onError(error, { context: `${feature.name} progress`, jid: this.payload.jid });
+      }
+    }
   }
 }

@@ -9,7 +9,7 @@
  * @module
  */
 import { ConfigError } from "../errors.ts";
-import { describe } from "../payload.ts";
+import { describeValue } from "../describe_value.ts";
 
 /** How a capsule orders its queues for each fetch. */
 /** The largest queue weight accepted. */
@@ -42,7 +42,7 @@ export interface QueueList {
 export function parseQueues(specs: readonly string[]): QueueList {
   if (!Array.isArray(specs) || specs.length === 0) {
     throw new ConfigError(
-      `Cannot configure queues as the list must name at least one queue: current value is ${describe(specs)}`,
+      `Cannot configure queues as the list must name at least one queue: current value is ${describeValue(specs)}`,
     );
   }
   const names: string[] = [];
@@ -50,7 +50,7 @@ export function parseQueues(specs: readonly string[]): QueueList {
   for (const spec of specs) {
     if (typeof spec !== "string") {
       throw new ConfigError(
-        `Cannot configure queues as each entry must be a string: current value is ${describe(spec)}`,
+        `Cannot configure queues as each entry must be a string: current value is ${describeValue(spec)}`,
       );
     }
     const [name, weightText, extra] = spec.split(",").map((s) => s.trim());
@@ -61,7 +61,7 @@ export function parseQueues(specs: readonly string[]): QueueList {
     if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
       throw new ConfigError(
         `Cannot configure queue '${name}' as its weight must be a whole number from 0 to ${MAX_WEIGHT}: current value is ${
-          describe(weightText)
+          describeValue(weightText)
         }`,
       );
     }

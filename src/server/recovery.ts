@@ -6,7 +6,8 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
-import { RECOVER } from "../scripts/recover.ts";
+import { QUEUES_FIELD } from "../scripts/held.ts";
+import { RECOVER, type RecoverResult } from "../scripts/recover.ts";
 import { deadTrim } from "../dead_set_rules.ts";
 import type { Transport } from "../transport/transport.ts";
 
@@ -16,6 +17,8 @@ export interface RecoveryResult {
   requeued: number;
   /** Raw jobs sent to the dead set as poison pills. */
   poisoned: string[];
+  /** Held hashes whose recovery failed (their jobs stay held for the next pass), with why. */
+  failed: Array<{ held: string; error: unknown }>;
 }
 
 /** Options for {@link recoverOrphans}. */
@@ -30,7 +33,9 @@ export interface RecoveryOptions {
 
 /**
  * One recovery pass: one HGETALL of the registry, one pipeline of EXISTS for
- * other owners, then one script per orphaned hash (or 0.1 private list).
+ * other owners, then one script per orphaned held hash. Each hash is
+ * recovered on its own: one that fails (its queue key holds another type,
+ * say) is reported and the others still go back.
  *
  * @example
  * ```ts
@@ -39,8 +44,8 @@ export interface RecoveryOptions {
  */
 export async function recoverOrphans(options: RecoveryOptions): Promise<RecoveryResult> {
   const { transport, keys: k } = options;
-  const flat = (await transport.call("HGETALL", k.inflightRegistry)) as string[] | null;
-  const result: RecoveryResult = { requeued: 0, poisoned: [] };
+  const flat = (await transport.call("HGETALL", k.heldRegistry)) as string[] | null;
+  const result: RecoveryResult = { requeued: 0, poisoned: [], failed: [] };
   if (!flat || flat.length === 0) return result;
   const lists: Array<[list: string, owner: string]> = [];
   for (let i = 0; i < flat.length; i += 2) if (flat[i + 1] !== options.self) lists.push([flat[i], flat[i + 1]]);
@@ -48,33 +53,43 @@ export async function recoverOrphans(options: RecoveryOptions): Promise<Recovery
   const owners = [...new Set(lists.map(([, owner]) => owner))];
   const alive = await transport.pipeline(owners.map((o) => ["EXISTS", k.process(o)] as const));
   const dead = new Set(owners.filter((_, i) => alive[i] === 0));
-  for (const [list, owner] of lists) {
+  for (const [held, owner] of lists) {
     if (!dead.has(owner)) continue;
-    const queue = queueOf(k, list, owner);
-    const now = Date.now();
-    const r = await transport.script(RECOVER, [
-      list,
-      k.landing(list),
-      k.queue(queue),
-      k.inflightRegistry,
-      k.process(owner),
-      k.dead,
-    ], [
-      options.maxRecoveries ?? 3,
-      now / 1000,
-      Math.round(now),
-      ...deadTrim(now / 1000),
-    ]);
+    // Not a held hash: nothing this version wrote, and nothing it can recover.
+    if (!k.parseHeld(held)) continue;
+    const r = await recoverHeld(options, held, owner).catch((error: unknown) => {
+      result.failed.push({ held, error });
+      return undefined;
+    });
+    if (!r) continue;
     result.requeued += r.requeued;
     result.poisoned.push(...r.poisoned);
   }
   return result;
 }
 
-function queueOf(k: Keys, key: string, owner: string): string {
-  const held = k.parseHeld(key);
-  if (held) return held.queue;
-  // An 0.1 private list: `edgekiq:inflight:<identity>|<queue>`.
-  const prefix = k.legacyInflight(owner, "");
-  return key.startsWith(prefix) ? key.slice(prefix.length) : key.slice(key.lastIndexOf("|") + 1);
+/**
+ * Recovers one held hash: its queues are the ones it names (`#queues`),
+ * plus any a batch names that the list lacks (the script says which, and
+ * changes nothing until every one is named).
+ */
+async function recoverHeld(options: RecoveryOptions, held: string, owner: string): Promise<RecoverResult> {
+  const { transport, keys: k } = options;
+  const listed = await transport.call("HGET", held, QUEUES_FIELD);
+  const names = typeof listed === "string" && listed !== "" ? listed.split(",") : [];
+  // Each round names one more queue: bounded by the batches a hash can hold.
+  for (let round = 0; round <= 1000; round++) {
+    const now = Date.now();
+    const r = await transport.script(RECOVER, [
+      held,
+      k.heldRegistry,
+      k.process(owner),
+      k.dead,
+      ...names.map((q) => k.queue(q)),
+      ...names.map((q) => k.landing(held, q)),
+    ], [options.maxRecoveries ?? 3, now / 1000, Math.round(now), ...deadTrim(now / 1000), k.queue("")]);
+    if (r.missingQueue === undefined) return r;
+    names.push(r.missingQueue);
+  }
+  throw new Error(`Cannot recover ${held} as its batches name more than 1,000 queues`);
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { recoveredCount } from "../scripts/recover.ts";
+import { recoveredCount } from "../scripts/recovered_mark.ts";
 
 /** A job handed to a processor. */
 export interface UnitOfWork {

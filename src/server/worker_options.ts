@@ -3,17 +3,19 @@
  *
  * @module
  */
+import type { Keyspace } from "../keys.ts";
 import type { ClientMiddleware } from "../client_middleware.ts";
 import { ConfigError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import type { MetricsTrackerOptions } from "../metrics/tracker.ts";
-import { describe, type TimeFormat } from "../payload.ts";
+import { type TimeFormat } from "../payload.ts";
+import { describeValue } from "../describe_value.ts";
 import type { JobsInput } from "../registry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
-import type { PeriodicSchedule } from "../periodic/mod.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
-import type { DeathHandler } from "./retry.ts";
+import type { DeathHandler } from "../dead_set_rules.ts";
+import type { UnknownJobPolicy } from "./processor.ts";
+import type { WorkerFeature } from "./worker_feature.ts";
 
 /** One capsule's configuration. */
 export interface CapsuleConfig {
@@ -48,6 +50,8 @@ export interface WorkerOptions {
   fetch?: "reliable" | "basic";
   /** Key namespace; none by default. */
   prefix?: string;
+  /** Key layout, `"sidekiq"` or `"cluster"`: see `ClientOptions.keyspace` and docs/cluster.md. */
+  keyspace?: Keyspace;
   timeFormat?: TimeFormat;
   logger?: Logger;
   /** Log a start and a done line per job; default true. */
@@ -57,20 +61,19 @@ export interface WorkerOptions {
   deathHandlers?: DeathHandler[];
   /** Receives every error the worker survives. */
   onError?: (error: unknown, context: Record<string, unknown>) => void;
-  /** What to do with a job of an unregistered class: bury it (default) or push it back for other workers */
-  unknownJobs?: "dead" | "requeue";
+  /** What to do with a job of a class this worker does not define (see {@link UnknownJobPolicy}); default `"retry"`. */
+  unknownJobs?: UnknownJobPolicy;
+  /**
+   * Features (`uniqueJobs()`, ...): their options, middleware, outcome
+   * hooks, poll work and lifecycle hooks. The worker's own client (which
+   * moves scheduled jobs) gets their client half.
+   */
+  features?: readonly WorkerFeature[];
   /**
    * Make `currentJob()` work inside `perform` (AsyncLocalStorage); default
    * true. It costs about 7% of throughput on no-op jobs; set false to skip.
    */
   currentJob?: boolean;
-  /**
-   * Execution metrics per job class in Sidekiq 7/8's Redis format (what
-   * Sidekiq's Web UI Metrics page and `Metrics` in `edgekiq/api` read),
-   * counted in memory and written with the heartbeat: one command per beat
-   * when jobs ran, none when idle. Default on, as in Sidekiq 7+.
-   */
-  metrics?: boolean | MetricsTrackerOptions;
   /** Run ActiveJob wrappers by their `wrapped` class name. */
   activeJob?: boolean;
   tag?: string;
@@ -89,25 +92,27 @@ export interface WorkerOptions {
    * Average seconds between scheduled-job polls across the cluster (Sidekiq's
    * 5 s over TCP). Over HTTP the poll check runs inside each heartbeat
    * instead (every `heartbeatInterval`, 20 s by default), so it bills no
-   * command of its own, unless `pollIntervalAverage` is set.
+   * command of its own, unless `pollIntervalAverage` is set. Either way each
+   * check says when the next job comes due, and the poller also polls then
+   * when that is sooner (at most every 50 ms over TCP, every second over
+   * HTTP), so a scheduled job runs on time rather than up to an interval late.
    */
   averageScheduledPollInterval?: number;
   pollIntervalAverage?: number;
-  /** Seconds before the first poll; default Sidekiq's 10 + rand(5). */
+  /** Seconds before the first poll; default rand(1) (Sidekiq waits 10 + rand(5): see `Poller`). */
   pollInitialWait?: number;
-  /**
-   * Cron schedules this app declares (`{ cron: "0 * * * *", job, args, tz }`
-   * or `{ every: 60, job }`). Registered at start (a bad one fails `run()`),
-   * enqueued exactly once per tick by whichever process polls first.
-   */
-  periodic?: readonly PeriodicSchedule[];
-  /** The app owning `periodic`: a schedule removed from that app's code stops at its next deploy. */
-  periodicOwner?: string;
   /** Processes that died while running one job before it is buried as a poison pill; default 3. */
   maxRecoveries?: number;
   onPoison?: (raw: string) => void;
   /** Listen for INT/TERM/TSTP/TTIN; default true. */
   handleSignals?: boolean;
+  /**
+   * Close the transport when the worker stops, so nothing keeps the process
+   * alive after it (a Redis client's socket otherwise would). Default: true
+   * when the worker handles signals (it is then the process's main loop),
+   * false otherwise; pass `false` to keep using the transport after `stop()`.
+   */
+  closeTransport?: boolean;
   /** The host runtime; detected by default. */
   runtime?: Runtime;
 }
@@ -167,7 +172,7 @@ export function workerTimings(options: WorkerOptions, http: boolean): WorkerTimi
 export function fetchMode(fetch: unknown): "reliable" | "basic" {
   if (fetch !== undefined && fetch !== "reliable" && fetch !== "basic") {
     throw new ConfigError(
-      `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describe(fetch)}`,
+      `Cannot create worker as 'fetch' must be "reliable" or "basic": current value is ${describeValue(fetch)}`,
     );
   }
   return fetch ?? "reliable";
@@ -177,7 +182,7 @@ function seconds(name: string, value: number): number {
   if (typeof value !== "number" || !(value > 0) || !(value <= MAX_TIMER_SECONDS)) {
     throw new ConfigError(
       `Cannot create worker as '${name}' must be a number of seconds > 0 and <= ${MAX_TIMER_SECONDS}: current value is ${
-        describe(value)
+        describeValue(value)
       }`,
     );
   }

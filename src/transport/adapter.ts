@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { TransportError } from "../errors.ts";
+import { TransportError } from "./transport_error.ts";
 import { runScript, type Script } from "./script.ts";
 import {
-  BLOCKING_COMMANDS,
   type BlockOptions,
   type Command,
   countTrip,
+  isBlockingCommand,
   isIdempotent,
   type PipelineOptions,
   type RedisArg,
@@ -28,6 +28,10 @@ export interface Adapter {
   readonly kind: string;
   /** See {@link Transport.ordered}. */
   readonly ordered?: boolean;
+  /** See {@link Transport.keyspace}. */
+  readonly keyspace?: "cluster";
+  /** See {@link Transport.endpoint}: credentials masked. */
+  readonly endpoint?: string;
   /** The adapter's counters; the core counts requests, the adapter what it sends by itself. */
   readonly counters: TransportCounters;
   /**
@@ -103,9 +107,11 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     kind: adapter.kind,
     blocking: adapter.block !== undefined,
     ordered: adapter.ordered,
+    endpoint: adapter.endpoint,
+    ...(adapter.keyspace ? { keyspace: adapter.keyspace } : {}),
     counters,
     call(command: string, ...args: RedisArg[]): Promise<RedisReply> {
-      if (BLOCKING_COMMANDS.has(command.toUpperCase())) {
+      if (isBlockingCommand([command, ...args])) {
         return block([command, ...args], { signal: never ??= new AbortController().signal });
       }
       return send([command, ...args]);

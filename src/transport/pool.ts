@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { TransportError } from "../errors.ts";
+import { TransportError } from "./transport_error.ts";
 import type { Command, RedisReply } from "./transport.ts";
 
 /** One dedicated connection, as an adapter makes it. */
@@ -174,12 +174,18 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
 
 /**
  * A blocking command's own timeout in seconds (where Redis reads it: first
- * for BLMPOP/BZMPOP, last otherwise), plus a second of grace; `Infinity` for
- * 0 (block forever) or anything unreadable.
+ * for BLMPOP/BZMPOP, after BLOCK in milliseconds for XREAD/XREADGROUP, last
+ * otherwise), plus a second of grace; `Infinity` for 0 (block forever) or
+ * anything unreadable.
  */
 function blockSeconds([name, ...args]: Command): number {
   const upper = name.toUpperCase();
-  const raw = upper === "BLMPOP" || upper === "BZMPOP" ? args[0] : args[args.length - 1];
+  const block = args.findIndex((a) => String(a).toUpperCase() === "BLOCK");
+  const raw = upper === "BLMPOP" || upper === "BZMPOP"
+    ? args[0]
+    : (upper === "XREAD" || upper === "XREADGROUP") && block >= 0
+    ? Number(args[block + 1]) / 1000
+    : args[args.length - 1];
   const seconds = Number(raw);
   return Number.isFinite(seconds) && seconds > 0 ? seconds + 1 : Infinity;
 }

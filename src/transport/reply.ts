@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { toTransportError } from "../errors.ts";
+import { toTransportError } from "./transport_error.ts";
 import type { Command, RedisArg, RedisReply } from "./transport.ts";
 
 const utf8 = new TextDecoder();
@@ -86,12 +86,25 @@ const FLAT_PAIRS = new Set([
 export function resp3Reply(command: Command, value: unknown): RedisReply {
   const [name, ...args] = command;
   const upper = name.toUpperCase();
+  // RESP3 answers XREAD with a map of stream -> entries; RESP2 with [[stream, entries], ...].
+  if ((upper === "XREAD" || upper === "XREADGROUP") && isMap(value)) {
+    return (value instanceof Map ? [...value.entries()] : Object.entries(value)).map(([k, v]) => [
+      toReply(k),
+      toReply(v),
+    ]);
+  }
   const incr = upper === "ZADD" && args.some((a: RedisArg) => String(a).toUpperCase() === "INCR");
   let reply = SCORES.has(upper) || incr ? score(value) : toReply(value);
   if (FLAT_PAIRS.has(upper) && Array.isArray(reply) && reply.some(Array.isArray)) {
     reply = reply.flatMap((pair) => (Array.isArray(pair) ? pair : [pair]));
   }
   return reply;
+}
+
+function isMap(value: unknown): value is Record<string, unknown> | Map<unknown, unknown> {
+  return value instanceof Map ||
+    (typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) &&
+      !(value instanceof Set) && !(value instanceof Error));
 }
 
 /** Redis's text for a double: `inf`, `-inf`, or the shortest round-trip form. */

@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { TransportError } from "../errors.ts";
-import type { RedisArg, RedisReply } from "./values.ts";
+import { TransportError } from "./transport_error.ts";
+import type { RedisArg, RedisReply } from "./redis_values.ts";
 
 /** The synchronous `redis.call` a script twin uses, like Lua's. */
 export interface ScriptRedis {

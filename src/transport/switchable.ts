@@ -34,6 +34,9 @@ export function switchable(initial: Transport): Transport & { target: Transport 
     get counters() {
       return view.target.counters;
     },
+    get endpoint() {
+      return view.target.endpoint;
+    },
     call: (command: string, ...args: RedisArg[]) => view.target.call(command, ...args),
     block: (command: Command, options: BlockOptions) => view.target.block(command, options),
     pipeline: (commands: readonly Command[], options?: PipelineOptions) => view.target.pipeline(commands, options),

@@ -33,13 +33,14 @@
  * @module
  */
 import type { Script } from "./script.ts";
-import type { Command, RedisArg, RedisReply } from "./values.ts";
+import type { Command, RedisArg, RedisReply } from "./redis_values.ts";
 
-export type { Command, RedisArg, RedisReply } from "./values.ts";
+export type { Command, RedisArg, RedisReply } from "./redis_values.ts";
 
 /**
- * Redis's blocking commands. TCP adapters give each its own connection (the
- * server parks it); HTTP adapters refuse them.
+ * Redis's blocking commands (XREAD and XREADGROUP block only with a BLOCK
+ * option: {@link isBlockingCommand}). TCP adapters give each its own
+ * connection (the server parks it); HTTP adapters refuse them.
  */
 export const BLOCKING_COMMANDS: ReadonlySet<string> = new Set([
   "BRPOP",
@@ -51,6 +52,25 @@ export const BLOCKING_COMMANDS: ReadonlySet<string> = new Set([
   "BLMPOP",
   "BZMPOP",
 ]);
+
+/**
+ * Whether a command blocks on the server: one of {@link BLOCKING_COMMANDS},
+ * or XREAD / XREADGROUP with a BLOCK option. Such a command needs a
+ * connection of its own (see {@link Transport.block}).
+ *
+ * @example
+ * ```ts
+ * isBlockingCommand(["XREAD", "BLOCK", 5000, "STREAMS", "events", "$"]); // true
+ * isBlockingCommand(["XREAD", "STREAMS", "events", "0"]); // false
+ * ```
+ */
+export function isBlockingCommand([name, ...args]: Command): boolean {
+  const upper = name.toUpperCase();
+  if (BLOCKING_COMMANDS.has(upper)) return true;
+  if (upper !== "XREAD" && upper !== "XREADGROUP") return false;
+  const streams = args.findIndex((a) => String(a).toUpperCase() === "STREAMS");
+  return args.slice(0, streams < 0 ? args.length : streams).some((a) => String(a).toUpperCase() === "BLOCK");
+}
 
 /**
  * Commands a transport may send again after a lost reply: they only read, so
@@ -172,18 +192,31 @@ export interface Transport {
    * overtake each other.
    */
   readonly ordered?: boolean;
+  /**
+   * The key layout this Redis needs: `"cluster"` for a Redis Cluster, where
+   * every key one script or MULTI touches must share a slot, so clients and
+   * workers on it default to the hash-tagged layout (`keys.ts`). Absent means
+   * Sidekiq's layout.
+   */
+  readonly keyspace?: "cluster";
   /** Running totals of commands and round trips. */
   readonly counters: TransportCounters;
   /**
+   * Which Redis this is, for people to read (the dashboard's footer): a URL
+   * with its credentials masked (`redis://:***@cache:6379/2`), never a
+   * password or token. Optional: a transport that cannot say leaves it out.
+   */
+  readonly endpoint?: string;
+  /**
    * Sends one command. Rejects with a `TransportError`. A blocking command
-   * (see {@link BLOCKING_COMMANDS}) runs as {@link Transport.block} would,
+   * (see {@link isBlockingCommand}) runs as {@link Transport.block} would,
    * without a way to abort it.
    */
   call(command: string, ...args: RedisArg[]): Promise<RedisReply>;
   /**
-   * Runs a blocking command (BLMOVE, BRPOP, BLMPOP...) on a connection of its
-   * own, so the wait stalls nothing else. Resolves with the reply, or `null`
-   * when it timed out or `signal` aborted it.
+   * Runs a blocking command (BLMOVE, BRPOP, BLMPOP, XREAD ... BLOCK...) on a
+   * connection of its own, so the wait stalls nothing else. Resolves with
+   * the reply, or `null` when it timed out or `signal` aborted it.
    *
    * When the promise settles the command is no longer pending on the server:
    * an aborted call can never move or pop anything afterwards. A reply that

@@ -38,6 +38,24 @@ export function rssMB() {
   return round(process.memoryUsage().rss / 1048576, 1);
 }
 
+/** Redis's main-thread CPU so far, in µs (INFO cpu). */
+export async function redisCpuUs(admin) {
+  const info = await admin.info("cpu");
+  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
+  return Math.round((field("used_cpu_sys_main_thread") + field("used_cpu_user_main_thread")) * 1e6);
+}
+
+/** The highest RSS this process reached, in MB. */
+export function peakRssMB() {
+  return round(process.resourceUsage().maxRSS / 1024, 1);
+}
+
+/** A job argument of `bytes` ASCII characters (the same text as the edgekiq side's filler()). */
+export function filler(bytes) {
+  const unit = "edgekiq-scaling-payload-0123456789abcdefghijklmnopqrstuvwxyz-";
+  return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+}
+
 export function round(n, digits = 2) {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
@@ -48,11 +66,21 @@ export function percentile(sorted, p) {
   return sorted[i];
 }
 
-/** Seeds N jobs with Queue.addBulk in chunks of 1,000. */
-export async function seed(queue, jobs, name = "noop", opts = { removeOnComplete: true, removeOnFail: true }) {
-  for (let i = 0; i < jobs; i += 1000) {
-    const n = Math.min(1000, jobs - i);
-    await queue.addBulk(Array.from({ length: n }, (_, j) => ({ name, data: { i: i + j }, opts })));
+/** Seeds N jobs with Queue.addBulk in chunks of 1,000 (fewer for large payloads). */
+export async function seed(
+  queue,
+  jobs,
+  name = "noop",
+  opts = { removeOnComplete: true, removeOnFail: true },
+  payload = 0,
+) {
+  const pad = payload > 0 ? filler(payload) : undefined;
+  const chunk = Math.max(1, Math.min(1000, Math.floor(8e6 / Math.max(payload, 1))));
+  for (let i = 0; i < jobs; i += chunk) {
+    const n = Math.min(chunk, jobs - i);
+    await queue.addBulk(
+      Array.from({ length: n }, (_, j) => ({ name, data: pad ? { i: i + j, pad } : { i: i + j }, opts })),
+    );
   }
 }
 

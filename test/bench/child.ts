@@ -29,12 +29,12 @@ export function runtimeName(): "node" | "bun" | "deno" {
 /** Opens the transport under test: `ioredis` anywhere, `bun` (RedisClient) under Bun. */
 export async function openTransport(kind: string, url: string): Promise<Transport> {
   if (kind === "ioredis") {
-    const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
+    const { ioredisTransport } = await import("../../src/transport/adapters/ioredis/ioredis_transport.ts");
     return ioredisTransport({ url });
   }
   if (kind === "bun") {
     if (runtimeName() !== "bun") throw new Error("the bun transport needs Bun");
-    const { bunTransport } = await import("../../src/transport/bun.ts");
+    const { bunTransport } = await import("../../src/transport/adapters/bun/bun_transport.ts");
     return bunTransport({ url });
   }
   throw new Error(`unknown transport ${kind}`);
@@ -46,6 +46,30 @@ export async function serverCommands(admin: Transport): Promise<number> {
   return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
+/** Redis's main-thread CPU (µs) and commands processed so far, from one INFO. */
+export async function redisCounters(admin: Transport): Promise<{ cpuUs: number; commands: number }> {
+  const info = String(await admin.call("INFO", "cpu", "stats"));
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
+  return {
+    cpuUs: Math.round((field("used_cpu_sys_main_thread") + field("used_cpu_user_main_thread")) * 1e6),
+    commands: field("total_commands_processed"),
+  };
+}
+
+/**
+ * What Redis spent (main-thread CPU µs, commands) while `fn` ran, less the
+ * INFO that opened the window.
+ */
+export async function redisCostOf<T>(
+  admin: Transport,
+  fn: () => Promise<T>,
+): Promise<{ value: T; cpuUs: number; commands: number }> {
+  const before = await redisCounters(admin);
+  const value = await fn();
+  const after = await redisCounters(admin);
+  return { value, cpuUs: after.cpuUs - before.cpuUs, commands: after.commands - before.commands - 1 };
+}
+
 /**
  * Measures server commands between `start()` and `stop()`: the delta of
  * total_commands_processed, minus the INFO that started the window.
@@ -55,9 +79,45 @@ export async function commandWindow(admin: Transport): Promise<{ stop(): Promise
   return { stop: async () => (await serverCommands(admin)) - before - 1 };
 }
 
+/**
+ * The queue list of the scaling scenarios' worker: `n - 1` empty queues
+ * listed before the one that holds the load ("default"), so a strict fetch
+ * walks every empty one first; weighted mode gives queue i weight 1 + i % 3.
+ */
+export function benchQueues(n: number, mode: "strict" | "weighted"): string[] {
+  const names = [...Array.from({ length: n - 1 }, (_, i) => `empty-${i + 1}`), "default"];
+  return mode === "strict" ? names : names.map((name, i) => `${name},${1 + (i % 3)}`);
+}
+
+/** A job argument of `bytes` ASCII characters (nothing JSON must escape). */
+export function filler(bytes: number): string {
+  const unit = "edgekiq-scaling-payload-0123456789abcdefghijklmnopqrstuvwxyz-";
+  return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+}
+
 /** Resident set size in MB. */
 export function rssMB(): number {
   return round(process.memoryUsage().rss / 1048576, 1);
+}
+
+/** The highest RSS this process reached, in MB (null where the runtime cannot say). */
+export function peakRssMB(): number | null {
+  try {
+    return round(process.resourceUsage().maxRSS / 1024, 1);
+  } catch {
+    return null;
+  }
+}
+
+/** This process's CPU time (user + system) from now until `stop()`, in µs. */
+export function cpuWindow(): { stop(): number } {
+  const before = process.cpuUsage();
+  return {
+    stop: () => {
+      const used = process.cpuUsage(before);
+      return used.user + used.system;
+    },
+  };
 }
 
 /** V8 heap in use, in MB. */

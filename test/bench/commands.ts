@@ -94,10 +94,14 @@ export async function prepareBaseline(ref: string): Promise<{ ref: string; comma
   const dir = `${repoRoot}bench/.baseline/${short}/`;
   if (!existsSync(`${dir}test/bench/edgekiq-drain.ts`)) {
     mkdirSync(dir, { recursive: true });
-    const tar = spawnSync("sh", ["-c", `git archive ${short} src mod.ts test/bench | tar -x -C "${dir}"`], {
-      cwd: repoRoot,
-      encoding: "utf8",
-    });
+    const tar = spawnSync(
+      "sh",
+      ["-c", `git archive ${short} src mod.ts test/bench test/support | tar -x -C "${dir}"`],
+      {
+        cwd: repoRoot,
+        encoding: "utf8",
+      },
+    );
     if (tar.status !== 0) throw new Error(`--baseline ${ref}: git archive failed: ${tar.stderr}`);
   }
   await bundleForNode([`${dir}test/bench/edgekiq-drain.ts`], `${dir}.build/`);

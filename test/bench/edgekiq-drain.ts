@@ -5,10 +5,30 @@
  *
  *   --url redis://...  --transport ioredis|bun  --jobs N  --concurrency C
  *   --fetch reliable|basic  [--sleep-ms 5]  [--phase seed|drain|both]
+ *   [--payload BYTES]  [--queues N --queue-mode strict|weighted]  [--windows K]  [--prefetch N]
+ *
+ * The scaling scenarios use the rest: `--payload` adds an argument of that
+ * many bytes; `--queues N` has the worker fetch from N queues of which only
+ * "default" holds jobs (see benchQueues); `--windows K` reports jobs/s and
+ * Redis CPU per job for each K-th of the drain (a backlog's start vs its end);
+ * `--prefetch N` fixes the capsule's prefetch instead of letting it adapt.
  */
+import process from "node:process";
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
 import { heldCount } from "../support/held.ts";
-import { commandWindow, heapMB, main, openTransport, round, rssMB } from "./child.ts";
+import {
+  benchQueues,
+  commandWindow,
+  filler,
+  heapMB,
+  main,
+  openTransport,
+  peakRssMB,
+  redisCounters,
+  round,
+  rssMB,
+} from "./child.ts";
+import { cpuPerJob, drainWindows } from "./drain-figures.mjs";
 
 /** Seconds an idle fetch blocks (default 2); shorter so a clean stop is quick. */
 const BLOCK_SECONDS = 1;
@@ -20,17 +40,23 @@ main(async (a) => {
   const concurrency = Number(a.concurrency ?? 10);
   const fetch = (a.fetch ?? "reliable") as "reliable" | "basic";
   const sleepMs = Number(a["sleep-ms"] ?? 0);
+  const payload = Number(a.payload ?? 0);
+  const queues = benchQueues(Number(a.queues ?? 1), a["queue-mode"] === "weighted" ? "weighted" : "strict");
+  const windows = Number(a.windows ?? 0);
   const transport = await openTransport(a.transport ?? "ioredis", a.url);
   const admin = await openTransport(a.transport ?? "ioredis", a.url);
 
   let performed = 0;
   let finished!: () => void;
   const allDone = new Promise<void>((resolve) => (finished = resolve));
+  const drainWindow = drainWindows(jobs, windows, () => redisCounters(admin).then((c) => c.cpuUs));
   const NoopJob = defineJob({
     name: "NoopJob",
-    async perform(_ctx, _i: number) {
+    async perform(_ctx, _i: number, _pad?: string) {
       if (sleepMs > 0) await new Promise((r) => setTimeout(r, sleepMs));
-      if (++performed === jobs) finished();
+      cpu.tick(++performed);
+      drainWindow.tick(performed);
+      if (performed === jobs) finished();
     },
   });
 
@@ -38,10 +64,16 @@ main(async (a) => {
   // so the drain's RSS is the worker's, not the seeder's garbage.
   const phase = a.phase ?? "both";
   if (phase !== "drain") {
-    const client = createClient({ transport: admin });
-    for (let i = 0; i < jobs; i += 10_000) {
-      const n = Math.min(10_000, jobs - i);
-      await client.pushBulk(NoopJob, Array.from({ length: n }, (_, j) => [i + j]));
+    // The client refuses payloads over 512 KB unless told otherwise (maxPayloadBytes); the 1 MB row tells it.
+    const client = createClient({ transport: admin, maxPayloadBytes: Math.max(512 * 1024, payload + 4096) });
+    // Large payloads go in smaller batches: a 1,000-job MULTI of 1 MB jobs would be a 1 GB request.
+    const batchSize = Math.max(1, Math.min(1000, Math.floor(8e6 / Math.max(payload, 1))));
+    const chunk = Math.max(batchSize, Math.min(10_000, batchSize * 10));
+    const pad = payload > 0 ? filler(payload) : undefined;
+    for (let i = 0; i < jobs; i += chunk) {
+      const n = Math.min(chunk, jobs - i);
+      const list = Array.from({ length: n }, (_, j): [number, string?] => pad ? [i + j, pad] : [i + j]);
+      await client.pushBulk(NoopJob, list, { batchSize });
     }
   }
   const queued = Number(await admin.call("LLEN", "queue:default"));
@@ -51,10 +83,13 @@ main(async (a) => {
     return { seeded: jobs };
   }
 
+  const prefetch = a.prefetch === undefined ? undefined : Number(a.prefetch);
   const worker = createWorker({
     transport,
     jobs: [NoopJob],
-    concurrency,
+    ...(prefetch === undefined
+      ? { queues, concurrency }
+      : { capsules: { default: { queues, concurrency, prefetch } } }),
     fetch,
     logger: silentLogger,
     jobLogging: false,
@@ -64,10 +99,17 @@ main(async (a) => {
   });
   const window = await commandWindow(admin);
   const c0 = { ...transport.counters };
+  const cpu = cpuPerJob(jobs);
+  // The drain's window on the monotonic clock V8's CPU profiles use, in µs (the profile scenario keeps only it).
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+  const window0 = monotonicUs();
   const t0 = performance.now();
+  drainWindow.start();
   await worker.run();
   await allDone;
   const seconds = (performance.now() - t0) / 1000;
+  const drainWindowUs = [window0, monotonicUs()];
+  const cpuFigures = cpu.result();
   const rss = rssMB();
   const heap = heapMB();
   const stopStarted = performance.now();
@@ -94,8 +136,12 @@ main(async (a) => {
     jobs,
     jobsPerSec: round(jobs / seconds, 0),
     seconds: round(seconds, 3),
+    ...cpuFigures,
     rssMB: rss,
+    peakRssMB: peakRssMB(),
     heapMB: heap,
+    windows: await drainWindow.report(),
+    drainWindowUs,
     roundTripsPerJob: round(trips / jobs, 4),
     clientCommandsPerJob: round(commands / jobs, 4),
     serverCommandsPerJob: round(serverCmds / jobs, 3),

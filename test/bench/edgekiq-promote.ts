@@ -6,11 +6,17 @@
  * MULTI [SADD queues, LPUSH queue] for it, per job.
  *
  *   --url redis://...  --transport ioredis|bun  --jobs N  --mode batched|one-per-call
+ *   [--waiting W  --idle-polls R]
+ *
+ * With `--waiting W`, W more jobs are scheduled a day ahead (never due here),
+ * and the scaling scenarios compare Redis's cost per promoted job, and per
+ * idle poll (`--idle-polls R` polls while nothing is due), with and without
+ * a large schedule.
  */
 import { createClient, defineJob, silentLogger } from "../../mod.ts";
 import { defineScript, keys } from "../../src/extend.ts";
 import { Poller } from "../../src/server/poller.ts";
-import { commandWindow, main, openTransport, round } from "./child.ts";
+import { commandWindow, main, openTransport, redisCostOf, round } from "./child.ts";
 
 /** Sidekiq's LUA_ZPOPBYSCORE, verbatim. */
 const ZPOPBYSCORE = defineScript<string | null>({
@@ -40,22 +46,35 @@ main(async (a) => {
   const NoopJob = defineJob({ name: "NoopJob", perform(_ctx, _i: number) {} });
   const client = createClient({ transport });
 
+  const waiting = Number(a.waiting ?? 0);
+  const seed = async (n: number, at: number) => {
+    for (let i = 0; i < n; i += 10_000) {
+      await client.pushBulk(NoopJob, Array.from({ length: Math.min(10_000, n - i) }, (_, j) => [i + j]), { at });
+    }
+  };
+  await seed(waiting, Date.now() / 1000 + 86_400);
+  // Idle polls: nothing is due yet (the promotion's jobs are seeded below).
+  const polls = Number(a["idle-polls"] ?? 0);
+  const poller = new Poller({ client, logger: silentLogger });
+  await poller.runOnce(); // the first poll takes the once-a-minute pruning lock; not an idle poll's cost
+  const idle = await redisCostOf(admin, async () => {
+    for (let i = 0; i < polls; i++) await poller.runOnce();
+  });
   // Seed: N jobs scheduled an hour ahead; "now" for the promotion is two hours ahead.
-  const at = Date.now() / 1000 + 3600;
+  await seed(jobs, Date.now() / 1000 + 3600);
   const now = Date.now() + 7200_000;
-  for (let i = 0; i < jobs; i += 10_000) {
-    const n = Math.min(10_000, jobs - i);
-    await client.pushBulk(NoopJob, Array.from({ length: n }, (_, j) => [i + j]), { at });
-  }
   const seeded = Number(await admin.call("ZCARD", k.schedule));
-  if (seeded !== jobs) throw new Error(`seeded ${seeded} scheduled jobs, expected ${jobs}`);
+  if (seeded !== jobs + waiting) throw new Error(`seeded ${seeded} scheduled jobs, expected ${jobs + waiting}`);
 
   const window = await commandWindow(admin);
   const c0 = { ...transport.counters };
   const t0 = performance.now();
   let moved = 0;
+  let redisUs = NaN;
   if (mode === "batched") {
-    moved = await new Poller({ client, logger: silentLogger }).promote(k.schedule, now);
+    const cost = await redisCostOf(admin, () => poller.promote(k.schedule, now));
+    moved = cost.value;
+    redisUs = cost.cpuUs;
   } else {
     const nowSeconds = String(now / 1000);
     for (;;) {
@@ -77,7 +96,7 @@ main(async (a) => {
   const serverCmds = await window.stop();
   const queued = Number(await admin.call("LLEN", k.queue("default")));
   const left = Number(await admin.call("ZCARD", k.schedule));
-  if (moved !== jobs || queued !== jobs || left !== 0) {
+  if (moved !== jobs || queued !== jobs || left !== waiting) {
     throw new Error(`promotion moved ${moved} (queue ${queued}, left ${left}), expected ${jobs}`);
   }
   const result = {
@@ -86,6 +105,11 @@ main(async (a) => {
     seconds: round(seconds, 3),
     roundTripsPerJob: round((transport.counters.roundTrips - c0.roundTrips) / jobs, 4),
     serverCommandsPerJob: round(serverCmds / jobs, 3),
+    waiting,
+    redisUsPerJob: round(redisUs / jobs, 2),
+    idlePolls: polls,
+    idlePollUs: polls ? round(idle.cpuUs / polls, 1) : null,
+    idlePollCommands: polls ? round(idle.commands / polls, 2) : null,
   };
   await Promise.allSettled([transport.close(), admin.close()]);
   return result;

@@ -9,8 +9,8 @@
  */
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
 import { keys } from "../../src/extend.ts";
-import { MetricsTracker } from "../../src/metrics/tracker.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { MetricsTracker } from "../../src/features/metrics/tracker.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import { startRedis } from "../support/redis.ts";
 import { args, runtimeName } from "./child.ts";
 

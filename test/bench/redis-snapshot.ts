@@ -14,6 +14,8 @@ export interface RedisSnapshot {
   calls: Record<string, number>;
   /** total_reads_processed: socket reads Redis handled, about one per client round trip. */
   reads: number;
+  /** used_memory: bytes the data set and Redis's own structures take. */
+  memory: number;
   /** performance.now() when taken. */
   at: number;
 }
@@ -28,11 +30,12 @@ export interface RedisCost {
 }
 
 /**
- * One `INFO cpu stats commandstats`: Redis's main-thread CPU (where every
- * command runs; background threads and forks excluded) and command counts.
+ * One `INFO cpu stats commandstats memory`: Redis's main-thread CPU (where
+ * every command runs; background threads and forks excluded), command
+ * counts and memory in use.
  */
 export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
-  const text = String(await redisCommand(url, ["INFO", "cpu", "stats", "commandstats"]));
+  const text = String(await redisCommand(url, ["INFO", "cpu", "stats", "commandstats", "memory"]));
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(text)?.[1] ?? NaN);
   const main = field("used_cpu_sys_main_thread") + field("used_cpu_user_main_thread");
   const calls: Record<string, number> = {};
@@ -43,6 +46,7 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
     commands: field("total_commands_processed"),
     calls,
     reads: field("total_reads_processed"),
+    memory: field("used_memory"),
     at: performance.now(),
   };
 }
@@ -82,4 +86,18 @@ export function perJob(cost: RedisCost, jobs: number): JobCost {
     reads: Math.round((cost.reads / jobs) * 1000) / 1000,
     calls,
   };
+}
+
+/**
+ * The longest single command Redis ran since the last call (a script counts
+ * as one), in ms, from its slow log: how long it kept every other client
+ * waiting. Needs `slowlog-log-slower-than` set low (the scaling run sets 1
+ * ms); resets the log.
+ */
+export async function longestCommandMs(url: string): Promise<number> {
+  const entries = (await redisCommand(url, ["SLOWLOG", "GET", "128"])) as unknown[][];
+  await redisCommand(url, ["SLOWLOG", "RESET"]);
+  let longest = 0;
+  for (const entry of entries ?? []) longest = Math.max(longest, Number(entry[2]));
+  return Math.round(longest / 100) / 10;
 }

@@ -16,6 +16,10 @@ export interface Row {
   concurrency?: number;
   /** Worker processes (the fleet scenario). */
   processes?: number;
+  /** Redis servers (the fleet scenario with --scaling). */
+  servers?: number;
+  /** What a scaling row varies (`{ c: 100 }`, `{ queues: 1000, mode: "strict" }`); peers match on it. */
+  params?: Record<string, number | string>;
   outcome: Outcome;
 }
 
@@ -24,7 +28,7 @@ export interface Section {
   id: string;
   title: string;
   /** Which figure the scenario is about. */
-  metric: "jobsPerSec" | "latency" | "fleet" | "instructions";
+  metric: "jobsPerSec" | "latency" | "fleet" | "instructions" | "scaling";
   rows: Row[];
 }
 
@@ -46,7 +50,7 @@ export function ok(row: Row | undefined): ChildResult | undefined {
   return row?.outcome.status === "ok" ? row.outcome.result : undefined;
 }
 
-function num(value: unknown, digits = 0): string {
+export function num(value: unknown, digits = 0): string {
   if (typeof value !== "number" || !Number.isFinite(value)) return "-";
   return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
@@ -56,7 +60,7 @@ function ratio(a: number | null | undefined, b: number | null | undefined): stri
   return `${(a / b).toFixed(2)}x`;
 }
 
-function status(row: Row): string | undefined {
+export function status(row: Row): string | undefined {
   const o = row.outcome;
   if (o.status === "ok") return undefined;
   if (o.status === "skipped") return `skipped (${o.detail})`;
@@ -65,7 +69,7 @@ function status(row: Row): string | undefined {
 }
 
 /** A text table; a row of two cells is a label and a note (skipped, error) printed as is. */
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   const full = rows.filter((r) => r.length !== 2);
   const widths = header.map((h, i) =>
     Math.max(
@@ -148,11 +152,25 @@ function fleetTable(section: Section): string {
         `${num(r.redisCpuPct, 1)}%`,
         num(r.redisUsPerJob, 2),
         num(r.redisCommandsPerJob, 2),
+        num(r.cpuUsPerJob, 1),
+        num(r.rssMB, 0),
         num(r.seconds, 2),
       ]
       : [row.label, status(row)!];
   });
-  return table(["system x processes", "jobs/s", "Redis CPU", "Redis µs/job", "Redis cmds/job", "seconds"], rows);
+  return table(
+    [
+      "system x processes",
+      "jobs/s",
+      "Redis CPU",
+      "Redis µs/job",
+      "Redis cmds/job",
+      "worker µs/job",
+      "RSS MB",
+      "seconds",
+    ],
+    rows,
+  );
 }
 
 function instructionsTable(section: Section): string {
@@ -243,14 +261,14 @@ export function writeReport(dir: string, report: Report): void {
   writeFileSync(`${dir}/results.svg`, svg(report));
 }
 
-const colors: Record<Row["family"], string> = {
+export const colors: Record<Row["family"], string> = {
   edgekiq: "#2f7d32",
   bullmq: "#c0392b",
   sidekiq: "#8e44ad",
   baseline: "#7f8c8d",
 };
 
-function escapeXml(s: string): string {
+export function escapeXml(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 

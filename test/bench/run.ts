@@ -7,6 +7,7 @@
  *   npm run bench -- --jobs 50000
  *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost (comma-separated)
  *   npm run bench -- --baseline f10e190  # also run that commit's edgekiq in the drain scenarios
+ *   npm run bench -- --scaling         # the scaling curves instead (scaling.ts: its flags and sizes)
  *
  * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. EDGEKIQ_BENCH_REDIS_URL
  * points it at an existing, empty database (it is FLUSHDB'd between runs!); otherwise a private
@@ -23,8 +24,13 @@ import { progress, redisCommand, repoRoot, startRedis } from "./support.ts";
 import { checkTargets } from "./targets.ts";
 import { fleet } from "./fleet.ts";
 import { redisCost } from "./redis-cost.ts";
+import { limits } from "./limits-scenario.ts";
+import { renderScaling, runScaling, SCALING_SCRIPTS, scalingOptions } from "./scaling.ts";
+import type { ScalingOptions } from "./scaling-scenarios.ts";
 
 interface Options {
+  /** The scaling section's sizes, when `--scaling` was given. */
+  scaling?: ScalingOptions;
   jobs: number;
   quick: boolean;
   only: string[];
@@ -41,13 +47,17 @@ function options(): Options {
     return eq?.slice(name.length + 3);
   };
   const quick = argv.includes("--quick") || !["", "0", "false"].includes(process.env.BENCH_QUICK ?? "");
+  const only = (flag("only") ?? process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (argv.includes("--scaling")) {
+    const scaling = scalingOptions(flag, quick);
+    return { scaling, jobs: scaling.jobs, quick, only };
+  }
   const jobs = Number(flag("jobs") ?? process.env.BENCH_JOBS ?? (quick ? 10_000 : 100_000));
   if (!Number.isInteger(jobs) || jobs < 100 || jobs > 10_000_000) {
     throw new Error(
       `--jobs must be a whole number from 100 to 10,000,000: got ${flag("jobs") ?? process.env.BENCH_JOBS}`,
     );
   }
-  const only = (flag("only") ?? process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   return { jobs, quick, only, baseline: flag("baseline") };
 }
 
@@ -60,6 +70,7 @@ const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> 
   { id: "io", run: ioBound },
   { id: "fleet", run: fleet },
   { id: "redis-cost", run: redisCost },
+  { id: "limits", run: limits },
 ];
 
 function versionOf(pkg: string): string | undefined {
@@ -72,20 +83,24 @@ function versionOf(pkg: string): string | undefined {
 
 async function main(): Promise<void> {
   const opts = options();
-  const selected = scenarios.filter((s) =>
-    opts.only.length === 0 || opts.only.some((o) => s.id === o || s.id.startsWith(`${o}-`))
-  );
-  if (selected.length === 0) {
+  if (opts.scaling && process.argv.includes("--render")) return renderScaling();
+  const selected = opts.scaling
+    ? []
+    : scenarios.filter((s) => opts.only.length === 0 || opts.only.some((o) => s.id === o || s.id.startsWith(`${o}-`)));
+  if (selected.length === 0 && !opts.scaling) {
     throw new Error(`--only ${opts.only.join(",")} matches no scenario: ${scenarios.map((s) => s.id)}`);
   }
   const started = performance.now();
-  await prepareNodeBundles([
-    "edgekiq-drain.ts",
-    "edgekiq-push.ts",
-    "edgekiq-latency.ts",
-    "edgekiq-promote.ts",
-    "edgekiq-fleet.ts",
-  ]);
+  await prepareNodeBundles(
+    opts.scaling ? SCALING_SCRIPTS : [
+      "edgekiq-drain.ts",
+      "edgekiq-push.ts",
+      "edgekiq-latency.ts",
+      "edgekiq-promote.ts",
+      "edgekiq-fleet.ts",
+      "edgekiq-limits.ts",
+    ],
+  );
   const redis = await startRedis();
   const stopRedis = () => void redis.stop();
   process.once("SIGINT", () => {
@@ -110,6 +125,10 @@ async function main(): Promise<void> {
       redisUrl: redis.owned ? "private redis-server (loopback)" : "EDGEKIQ_BENCH_REDIS_URL",
       edgekiqOnNode: process.env.BENCH_NODE_LOADER === "tsx" ? "tsx loader" : "esbuild bundle (bench/.build)",
     };
+    if (opts.scaling) {
+      await runScaling({ url: redis.url, quick: opts.quick, only: opts.only, meta }, opts.scaling);
+      return;
+    }
     progress(
       `edgekiq bench: ${opts.jobs.toLocaleString("en-US")} jobs${
         opts.quick ? ", quick" : ""

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import type { Row, Section } from "./report.ts";
 import { edgekiqCommand, runtimeUnavailable, sidekiqUnavailable } from "./commands.ts";
-import { costBetween, perJob, redisSnapshot } from "./redis-snapshot.ts";
+import { costBetween, longestCommandMs, perJob, redisSnapshot } from "./redis-snapshot.ts";
 import { benchDir, type ChildResult, flushRedis, type Outcome, progress, repoRoot, runChild } from "./support.ts";
 
 /** What every scenario gets from the runner. */
@@ -39,7 +39,7 @@ const QUICK_VARIANTS: Variant[] = [NODE, { runtime: "bun", transport: "bun" }, {
 }];
 
 /** A row to run: how to start it and how to label it. */
-interface Planned extends Omit<Row, "outcome"> {
+export interface Planned extends Omit<Row, "outcome"> {
   command: { command: string; args: string[] };
   args: string[];
   /** Why it cannot run here, if it cannot. */
@@ -49,9 +49,19 @@ interface Planned extends Omit<Row, "outcome"> {
 }
 
 /** Minimum plausible rate a child must reach before it counts as hung (jobs/s). */
-const timeoutMs = (jobs: number, minRate: number) => 45_000 + Math.ceil((jobs / minRate) * 1000);
+export const timeoutMs = (jobs: number, minRate: number) => 45_000 + Math.ceil((jobs / minRate) * 1000);
 
-async function runRows(ctx: Context, section: Section, planned: Planned[], childTimeoutMs: number): Promise<Section> {
+/**
+ * Runs planned rows one after another on a flushed Redis, with Redis's cost
+ * per job (and, for a seeded row, the memory the seed took) read around
+ * each phase, and appends them to `section`.
+ */
+export async function runRows(
+  ctx: Context,
+  section: Section,
+  planned: Planned[],
+  childTimeoutMs: number,
+): Promise<Section> {
   for (const p of planned) {
     let outcome: Outcome;
     if (p.unavailable) {
@@ -65,6 +75,7 @@ async function runRows(ctx: Context, section: Section, planned: Planned[], child
       // Redis's own cost is read around each phase: the seeding child is the
       // push, the timed child the drain (fixed costs such as connecting and
       // loading scripts are under 1% of a 100k-job run).
+      await longestCommandMs(ctx.url);
       const s0 = await redisSnapshot(ctx.url);
       const seeded = p.seed ? await runChild(p.command, [...common, "--phase", "seed"], {}, childTimeoutMs) : undefined;
       const s1 = await redisSnapshot(ctx.url);
@@ -77,6 +88,10 @@ async function runRows(ctx: Context, section: Section, planned: Planned[], child
         outcome.result.redis = p.seed
           ? { push: perJob(costBetween(s0, s1), jobs), drain: perJob(costBetween(s1, s2), jobs) }
           : { run: perJob(costBetween(s1, s2), jobs) };
+        if (p.seed) outcome.result.redisBytesPerJob = Math.round((s1.memory - s0.memory) / jobs);
+        // Recorded only where the slow log was set low (the scaling run): Redis blocked by one command.
+        const longest = await longestCommandMs(ctx.url);
+        if (longest > 0) outcome.result.redisLongestMs = longest;
       }
       progress(`${section.title}: ${p.label}: ${describeOutcome(outcome)}`);
     }
@@ -99,7 +114,7 @@ function describeOutcome(o: Outcome): string {
   return `${main}${cost} [child ${o.wallSeconds.toFixed(1)} s]`;
 }
 
-function edgekiqRow(
+export function edgekiqRow(
   v: Variant,
   script: string,
   args: string[],
@@ -114,11 +129,16 @@ function edgekiqRow(
     command: edgekiqCommand(v.runtime, script),
     args: ["--transport", v.transport, ...args],
     unavailable: runtimeUnavailable(v.runtime) ??
-      (existsSync(`${repoRoot}src/transport/${v.transport}.ts`) ? null : `src/transport/${v.transport}.ts is missing`),
+      (existsSync(`${repoRoot}${adapterPath(v.transport)}`) ? null : `${adapterPath(v.transport)} is missing`),
   };
 }
 
-function bullmqRow(script: string, args: string[], concurrency?: number): Planned {
+/** Where a transport adapter's module lives. */
+function adapterPath(transport: string): string {
+  return `src/transport/adapters/${transport}/${transport}_transport.ts`;
+}
+
+export function bullmqRow(script: string, args: string[], concurrency?: number): Planned {
   return {
     label: "BullMQ 6 (node)",
     family: "bullmq",
@@ -128,7 +148,12 @@ function bullmqRow(script: string, args: string[], concurrency?: number): Planne
   };
 }
 
-function sidekiqRow(script: string, args: string[], concurrency?: number, label = "Sidekiq 6.4 (ruby)"): Planned {
+export function sidekiqRow(
+  script: string,
+  args: string[],
+  concurrency?: number,
+  label = "Sidekiq 6.4 (ruby)",
+): Planned {
   return {
     label,
     family: "sidekiq",

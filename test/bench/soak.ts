@@ -15,7 +15,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createClient } from "../../mod.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import { buildDir, bundleForNode } from "./commands.ts";
 import { live, progress, repoRoot, sleep, startRedis } from "./support.ts";
 

@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createServer, Socket } from "node:net";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { JobCost } from "./redis-snapshot.ts";
 
@@ -78,6 +79,11 @@ export async function startRedis(): Promise<BenchRedis> {
     }
     return { url: fromEnv, owned: false, stop: () => Promise.resolve() };
   }
+  return await startPrivateRedis();
+}
+
+/** A redis-server of the harness's own on a free loopback port, stopped (at the latest) when the harness exits. */
+export async function startPrivateRedis(): Promise<BenchRedis> {
   if (spawnSync("sh", ["-c", "command -v redis-server"]).status !== 0) {
     throw new Error("no redis-server on PATH and no EDGEKIQ_BENCH_REDIS_URL: cannot benchmark");
   }
@@ -256,6 +262,57 @@ export async function runChild(
   } catch {
     return { status: "error", detail: `exit ${code}: ${summarizeError(stderr || stdout)}`, wallSeconds };
   }
+}
+
+/** A child that lives through a measurement: it says "ready", then reports, then prints its result. */
+export interface LongChild {
+  proc: ChildProcess;
+  /** Settles when the child prints "ready" (or exits without). */
+  ready: Promise<boolean>;
+  /** The JSON on its last other line, or `{ error }`. */
+  result: Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts a child that takes part in a measurement with others: stdin stays
+ * open for commands ("go", "stop"), stdout's "ready" line settles `ready`,
+ * `onLine` sees every other line, and the last of them is the result. The
+ * caller must end it (killTree) if it does not exit on its own.
+ */
+export function startLongChild(
+  spec: { command: string; args: string[] },
+  extraArgs: string[],
+  onLine: (line: string) => void = () => {},
+): LongChild {
+  const proc = spawn(spec.command, [...spec.args, ...extraArgs], {
+    cwd: repoRoot,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["pipe", "pipe", "inherit"],
+    detached: true,
+  });
+  live.add(proc);
+  let ready!: (ok: boolean) => void;
+  const readyPromise = new Promise<boolean>((resolve) => (ready = resolve));
+  let last = "";
+  createInterface({ input: proc.stdout! }).on("line", (line) => {
+    if (line === "ready") ready(true);
+    else {
+      onLine(line);
+      last = line;
+    }
+  });
+  const result = new Promise<Record<string, unknown>>((resolve) => {
+    proc.on("exit", (code) => {
+      live.delete(proc);
+      ready(false);
+      try {
+        resolve(JSON.parse(last));
+      } catch {
+        resolve({ error: `exit ${code}: ${last.slice(0, 300)}` });
+      }
+    });
+  });
+  return { proc, ready: readyPromise, result };
 }
 
 /** The most telling line of a crashed child's output: its first error line, else its last line. */

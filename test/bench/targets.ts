@@ -78,7 +78,7 @@ export function checkTargets(sections: Section[]): TargetCheck[] {
   out.push(check("idle latency p50", "<= 1 ms", lat?.p50 ?? undefined, 1, `${fmt(lat?.p50, 3)} ms`, true));
   out.push(check("idle latency p99", "<= 3 ms", lat?.p99 ?? undefined, 3, `${fmt(lat?.p99, 3)} ms`, true));
 
-  // Node's own floor dominates here (see the README), so Bun's figure is
+  // Node's own floor dominates here (see docs/performance.md), so Bun's figure is
   // checked too: the same engine on a runtime with a smaller one.
   const rssB = ok(find(sections, "drain-c100", family("bullmq")));
   for (const variant of ["node/ioredis", "bun/bun"]) {

@@ -9,8 +9,9 @@
  *
  * Prints one JSON line per figure.
  */
-import { createClient, createWorker, defineJob, drain, silentLogger, uniqueJobs } from "../../mod.ts";
-import { upstashTransport } from "../../src/transport/upstash.ts";
+import { createClient, createWorker, defineJob, drain, silentLogger } from "../../mod.ts";
+import { uniqueJobs } from "../../src/features/mod.ts";
+import { upstashTransport } from "../../src/transport/adapters/upstash/upstash_transport.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { startRedis } from "../support/redis.ts";
 import { startUpstashGateway } from "../support/upstash-gateway.ts";
@@ -57,7 +58,7 @@ async function time(label: string, push: () => Promise<unknown>): Promise<void> 
   });
 }
 const bare = createClient({ transport: nullTransport });
-const withUnique = createClient({ transport: nullTransport, middleware: [unique.client] });
+const withUnique = createClient({ transport: nullTransport, features: [unique] });
 await time("plain job, no middleware", () => bare.pushBulk(Plain, argsList));
 await time("plain job, unique middleware installed", () => withUnique.pushBulk(Plain, argsList));
 await time("unique job (lock + push in one script per batch)", () => withUnique.pushBulk(Success, argsList));
@@ -66,7 +67,7 @@ await time("unique job (lock + push in one script per batch)", () => withUnique.
 const server = await startRedis();
 const gw = await startUpstashGateway({ redisUrl: server.url, token: "t" });
 const t = upstashTransport({ url: gw.url, token: "t" });
-const client = createClient({ transport: t, middleware: [unique.client] });
+const client = createClient({ transport: t, features: [unique] });
 const billed = async (work: () => Promise<unknown>): Promise<number> => {
   const before = gw.commands;
   await work();
@@ -93,7 +94,7 @@ for (const job of [Plain, Success]) {
 for (const job of [Plain, Start, Success]) {
   await t.call("FLUSHDB");
   await client.pushBulk(job, Array.from({ length: jobs }, (_, i) => [i]));
-  const r = await drain({ transport: t, jobs: [job], budgetMs: 120_000, middleware: [unique.server], metrics: false });
+  const r = await drain({ transport: t, jobs: [job], budgetMs: 120_000, features: [unique], metrics: false });
   const locks = (await t.call("KEYS", "edgekiq:unique:*")) as string[];
   report(`drain ${jobs} (reliable fetch): ${job.name}`, {
     processed: r.processed,
@@ -107,7 +108,7 @@ for (const job of [Plain, Start, Success]) {
   const worker = createWorker({
     transport: t,
     jobs: [job],
-    middleware: [unique.server],
+    features: [unique],
     logger: silentLogger,
     handleSignals: false,
     poller: false,

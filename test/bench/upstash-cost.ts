@@ -5,7 +5,7 @@
  * `npx tsx test/bench/upstash-cost.ts` (IDLE=120 for a longer idle window).
  */
 import { createClient, createWorker, defineJob, drain, silentLogger } from "../../mod.ts";
-import { upstashTransport } from "../../src/transport/upstash.ts";
+import { upstashTransport } from "../../src/transport/adapters/upstash/upstash_transport.ts";
 import { startRedis } from "../support/redis.ts";
 import { startUpstashGateway } from "../support/upstash-gateway.ts";
 const server = await startRedis();

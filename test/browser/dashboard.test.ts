@@ -12,10 +12,22 @@
  * jobs have run (the overview, a class's series and histogram); on the
  * Periodic page Pause, Resume and Enqueue now act on a schedule.
  *
+ * Issue 30 (an operator's review): every destructive action asks first (a
+ * dialog, or a confirmation page without JavaScript); the nav badges follow
+ * Live Poll; the live chart draws a steady line for a steady load from a
+ * worker that beats every 5 s (the per-poll change it used to plot swings
+ * between 0 and a beat's worth), labels its axis with distinct times from
+ * the first load and names its zone (UTC, or local on request); a Quiet
+ * shows as requested until the process's next heartbeat confirms it; at
+ * 390×844 the nav folds (with and without JavaScript), nothing overflows,
+ * every button is on screen, Retries' errors get the width and Busy's
+ * Quiet/Stop are reachable.
+ *
  * Node only (playwright-core drives the browser from Node). Skips loudly
  * without chromium; fails instead under CI=true. Screenshots of the
- * Dashboard, Busy, Retries, a job, Metrics, a class's metrics and Periodic go to $EDGEKIQ_SCREENSHOTS if set
- * (docs/screenshots for the README), else to a temporary directory.
+ * Dashboard, Busy, a queue, Retries, a job, Metrics, a class's metrics and Periodic (and, at
+ * 390×844, the Dashboard, a queue, Retries, Busy and a job) go to $EDGEKIQ_SCREENSHOTS if set
+ * (docs/screenshots, shown in docs/features.md and docs/dashboard.md), else to a temporary directory.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -26,8 +38,8 @@ import process from "node:process";
 import { Hono } from "hono";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
-import { PeriodicSet } from "../../src/api/mod.ts";
-import { enqueueDuePeriodic, type PeriodicSchedule } from "../../src/periodic/mod.ts";
+import { PeriodicSet } from "../../src/features/mod.ts";
+import { enqueueDuePeriodic, type PeriodicSchedule } from "../../src/features/periodic/mod.ts";
 import { dashboard, verifyBasic } from "../../src/web/mod.ts";
 import { runtimeName } from "../support/child.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";
@@ -126,7 +138,7 @@ describe("dashboard in chromium", { skip }, () => {
 
   before(async () => {
     const { testRedis } = await import("../support/redis.ts");
-    const { ioredisTransport } = await import("../../src/transport/ioredis.ts");
+    const { ioredisTransport } = await import("../../src/transport/adapters/ioredis/ioredis_transport.ts");
     server = await testRedis();
     transport = ioredisTransport({ url: server!.url });
     gate = new Promise<void>((r) => (release = r));
@@ -192,7 +204,13 @@ describe("dashboard in chromium", { skip }, () => {
         await page.waitForSelector("#history-chart canvas");
         await page.waitForSelector("#live-chart canvas");
       }
-      const name = { "": "dashboard", "/busy": "busy", "/retries": "retries", [jobPath]: "job" }[path];
+      const name = {
+        "": "dashboard",
+        "/busy": "busy",
+        "/queues/webhooks": "queue",
+        "/retries": "retries",
+        [jobPath]: "job",
+      }[path];
       if (name && name !== "dashboard") await shot(page, name, name === "job");
       await page.close();
     }
@@ -202,6 +220,8 @@ describe("dashboard in chromium", { skip }, () => {
   it("the live chart advances when jobs run, and the counters follow", SLOW, async () => {
     const page = await open("/?interval=2");
     await page.waitForSelector("#live-chart canvas");
+    // Jobs count from the chart's first reading: a burst flushed before it would be in its baseline.
+    await page.waitForFunction(() => Number(document.getElementById("live-chart")!.getAttribute("data-readings")) >= 1);
     const initial = Number((await page.textContent('.cards [data-stat="processed"]'))!.replace(/,/g, ""));
     const client = createClient({ transport });
     const ran = Number(await transport.call("LLEN", "ran"));
@@ -218,8 +238,14 @@ describe("dashboard in chromium", { skip }, () => {
       total,
       { timeout: 20_000 },
     );
-    const points = Number(await page.getAttribute("#live-chart", "data-points"));
-    assert.ok(points >= 6, `${points} points plotted`);
+    // Points start once a whole 20 s window has been read.
+    await page.waitForFunction(
+      () => Number(document.getElementById("live-chart")!.getAttribute("data-points")) >= 3,
+      null,
+      {
+        timeout: 20_000,
+      },
+    );
     // The counters follow /stats: the card reaches the flushed total without a reload.
     const flushed = Number(await transport.call("GET", "stat:processed"));
     await page.waitForFunction(
@@ -228,7 +254,6 @@ describe("dashboard in chromium", { skip }, () => {
       { timeout: 10_000 },
     );
     assert.ok(flushed > initial, `${flushed} > ${initial}`);
-    await shot(page, "dashboard", true);
     await page.close();
     assert.deepEqual(problems, []);
   });
@@ -315,7 +340,8 @@ describe("dashboard in chromium", { skip }, () => {
   });
 
   it("Quiet on the Busy page reaches the process", SLOW, async () => {
-    const extra = testWorker(transport, { jobs: [Work], heartbeatInterval: 0.3, tag: "batch-2" });
+    // A slow beat, so the page can be seen before the process confirms.
+    const extra = testWorker(transport, { jobs: [Work], heartbeatInterval: 3, tag: "batch-2" });
     workers.push(extra);
     await extra.run();
     await waitFor(async () => (await transport.call("HGET", extra.identity, "info")) !== null, "its heartbeat");
@@ -323,10 +349,263 @@ describe("dashboard in chromium", { skip }, () => {
     const row = page.locator("tr", { hasText: extra.identity });
     await row.locator('button[value="quiet"]').click();
     await page.waitForURL(/notice=quieted/);
-    await waitFor(async () => (await transport.call("HGET", extra.identity, "quiet")) === "true", "quiet");
+    // Until a heartbeat confirms it, the row says it was asked (and offers no second Quiet).
+    const asked = page.locator("tr", { hasText: extra.identity });
+    if ((await transport.call("HGET", extra.identity, "quiet")) !== "true") {
+      assert.equal(await asked.locator(".status.pending").textContent(), "quiet requested");
+      assert.equal(await asked.locator('button[value="quiet"]').count(), 0);
+    }
+    await waitFor(async () => (await transport.call("HGET", extra.identity, "quiet")) === "true", "quiet", 15_000);
     await page.reload();
     assert.equal(await page.locator("tr", { hasText: extra.identity }).locator(".status.quiet").count(), 1);
+    assert.equal(await page.locator("tr", { hasText: extra.identity }).locator(".status.pending").count(), 0);
     await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it(
+    "a queued job's Delete, selected Kill and a job's Delete ask first; without JavaScript a page asks",
+    SLOW,
+    async () => {
+      const client = createClient({ transport });
+      await client.pushBulk("PruneAuditLog", [["2024-01"], ["2024-02"], ["2024-03"]], { queue: "confirm-me" });
+      const page = await open("/queues/confirm-me");
+      const dialogs: string[] = [];
+      page.once("dialog", (d) => void (dialogs.push(d.message()), d.dismiss()));
+      await page.locator('button.danger:has-text("Delete")').first().click();
+      await waitFor(() => dialogs.length === 1, "the dialog");
+      assert.deepEqual(dialogs, ["Are you sure you want to delete this PruneAuditLog job?"]);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await transport.call("LLEN", "queue:confirm-me"), 3, "dismissed: nothing deleted");
+      page.once("dialog", (d) => void d.accept());
+      await page.locator('button.danger:has-text("Delete")').first().click();
+      await page.waitForURL(/notice=deleted/);
+      assert.equal(await transport.call("LLEN", "queue:confirm-me"), 2);
+
+      // Selected rows on Retries: the question counts them; dismissed, nothing moves.
+      const now = Date.now() / 1000;
+      for (let i = 0; i < 3; i++) {
+        const job = { class: "ShipOrder", args: [i], jid: `ship${i}`, queue: "default", error_class: "Timeout" };
+        await transport.call("ZADD", "retry", now + 3600 + i, JSON.stringify(job));
+      }
+      await page.goto(`${base}/retries?substr=ShipOrder`);
+      await page.locator('input[name="key"]').nth(0).check();
+      await page.locator('input[name="key"]').nth(1).check();
+      page.once("dialog", (d) => void (dialogs.push(d.message()), d.dismiss()));
+      await page.click('.bar button[value="kill"]');
+      await waitFor(() => dialogs.length === 2, "the second dialog");
+      assert.equal(dialogs[1], "Are you sure you want to kill these 2 retries? They move to the Dead set.");
+      const dead = Number(await transport.call("ZCARD", "dead"));
+      page.once("dialog", (d) => void d.accept());
+      await page.click('.bar button[value="kill"]');
+      await page.waitForURL(/notice=killed/);
+      assert.equal(await transport.call("ZCARD", "dead"), dead + 2);
+      await transport.call("DEL", "dead"); // the tests below start from an empty Dead set
+
+      // One job's page: Delete asks.
+      const [, score] = (await transport.call(
+        "ZRANGE",
+        "retry",
+        "(" + (now + 3601),
+        "+inf",
+        "BYSCORE",
+        "WITHSCORES",
+        "LIMIT",
+        0,
+        1,
+      )) as string[];
+      await page.goto(`${base}/retries/${Number(score)}-ship2`);
+      page.once("dialog", (d) => void (dialogs.push(d.message()), d.accept()));
+      await page.click('button[value="delete"]');
+      await page.waitForURL(/notice=deleted/);
+      assert.equal(dialogs[2], "Are you sure you want to delete this retry?");
+      await page.close();
+
+      const noJs = await browser.newContext({ httpCredentials: USER, javaScriptEnabled: false });
+      try {
+        const plain = await open("/queues/confirm-me", noJs);
+        await plain.locator('button.danger:has-text("Delete")').first().click();
+        assert.match(await plain.textContent("main") ?? "", /Are you sure\?.*delete this PruneAuditLog job\?/s);
+        assert.equal(await transport.call("LLEN", "queue:confirm-me"), 2);
+        await plain.click("text=Yes, do it");
+        await plain.waitForURL(/notice=deleted/);
+        assert.equal(await transport.call("LLEN", "queue:confirm-me"), 1);
+      } finally {
+        await noJs.close();
+      }
+      assert.deepEqual(problems, []);
+    },
+  );
+
+  it("the nav badges follow Live Poll: one source with the counters", SLOW, async () => {
+    const page = await open("/scheduled?interval=2");
+    await page.click("#live-toggle");
+    const before = Number(await transport.call("ZCARD", "dead"));
+    await transport.call("ZADD", "dead", Date.now() / 1000, JSON.stringify({ class: "Z", args: [], jid: "badge1" }));
+    const shown = () =>
+      page.evaluate(() =>
+        [".nav [data-stat=dead]", "#summary [data-stat=dead]"].map((s) => document.querySelector(s)!.textContent)
+      );
+    await page.waitForFunction(
+      (n) => document.querySelector(".nav [data-stat=dead]")!.textContent === String(n),
+      before + 1,
+      { timeout: 10_000 },
+    );
+    assert.deepEqual(await shown(), [String(before + 1), String(before + 1)]);
+    await transport.call("DEL", "dead");
+    await page.click("#live-toggle");
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("the live chart: a steady load draws a steady line; distinct times from the first load, its zone named", {
+    timeout: 120_000,
+  }, async () => {
+    const page = await open("/?interval=2");
+    await page.waitForSelector("#live-chart canvas");
+    // First load, no data yet: the time axis already spans the last minutes with distinct labels, in UTC.
+    const axis = () =>
+      page.evaluate(() => {
+        const plot = (document.getElementById("live-chart") as unknown as {
+          edgekiqPlot: { axes: Array<{ _values: string[] | null; label?: string }> };
+        }).edgekiqPlot;
+        return { values: plot.axes[0]._values ?? [], label: plot.axes[0].label };
+      });
+    const first = await axis();
+    assert.ok(first.values.length >= 3, `${first.values.length} labels`);
+    assert.equal(new Set(first.values).size, first.values.length, `distinct: ${first.values.join(" ")}`);
+    const utcNow = new Date().toISOString().slice(11, 16);
+    assert.ok(first.values.some((v) => v.slice(0, 2) === utcNow.slice(0, 2)), `UTC hours: ${first.values}`);
+    assert.equal(first.label, "UTC");
+    await page.click("#live-zone");
+    assert.match((await axis()).label ?? "", /^Local time/);
+    assert.equal(await page.getAttribute("#live-chart", "data-zone"), "local");
+    await page.click("#live-zone");
+    assert.equal((await axis()).label, "UTC");
+
+    // A steady load on a worker that beats every 5 s (slower than the 2 s poll).
+    const Steady = defineJob({ name: "SteadyJob", queue: "steady", perform: () => {} });
+    const worker = testWorker(transport, { jobs: [Steady], queues: ["steady"], heartbeatInterval: 5, concurrency: 5 });
+    workers.push(worker);
+    await worker.run();
+    const client = createClient({ transport });
+    let pushing = true;
+    const load = (async () => {
+      while (pushing) {
+        await client.pushBulk(Steady, [[], [], [], [], []]);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    try {
+      await page.waitForFunction(
+        () =>
+          ((document.getElementById("live-chart") as unknown as { edgekiqSeries?: { rates: number[] } })
+            .edgekiqSeries?.rates.length ?? 0) >= 14,
+        null,
+        { timeout: 90_000, polling: 500 },
+      );
+    } finally {
+      pushing = false;
+      await load;
+    }
+    const series = await page.evaluate(() =>
+      (document.getElementById("live-chart") as unknown as { edgekiqSeries: { rates: number[]; deltas: number[] } })
+        .edgekiqSeries
+    );
+    // Skip the points whose window began before the load did.
+    const rates = series.rates.slice(-6);
+    const deltas = series.deltas.slice(-12);
+    const spread = (xs: number[]) => {
+      const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+      return Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) / mean;
+    };
+    console.log(
+      `live chart, steady ~10 jobs/s, 5 s beats, 2 s polls: per-poll change ${deltas.join(" ")} ` +
+        `(cv ${spread(deltas).toFixed(2)}); 20 s rate ${rates.map((r) => r.toFixed(1)).join(" ")} /s ` +
+        `(cv ${spread(rates).toFixed(2)})`,
+    );
+    assert.ok(deltas.includes(0), "the counters move only when the worker beats (the old chart's zeros)");
+    assert.ok(rates.every((r) => r > 0), `no zeros: ${rates}`);
+    assert.ok(Math.max(...rates) / Math.min(...rates) < 1.6, `steady: ${rates}`);
+    await shot(page, "dashboard", true);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  it("at 390×844: the nav folds, nothing overflows, every button is on screen", { timeout: 120_000 }, async () => {
+    const phone = await browser.newContext({ httpCredentials: USER, viewport: { width: 390, height: 844 } });
+    const noJs = await browser.newContext({
+      httpCredentials: USER,
+      viewport: { width: 390, height: 844 },
+      javaScriptEnabled: false,
+    });
+    try {
+      const [, score] = (await transport.call("ZRANGE", "retry", 0, 0, "WITHSCORES")) as string[];
+      const [raw] = (await transport.call("ZRANGE", "retry", 0, 0)) as string[];
+      const jobPath = `/retries/${Number(score)}-${JSON.parse(raw).jid}`;
+      const pages: Array<[string, string]> = [
+        ["", "mobile-dashboard"],
+        ["/queues", ""],
+        ["/queues/webhooks", "mobile-queue"],
+        ["/retries", "mobile-retries"],
+        ["/busy", "mobile-busy"],
+        [jobPath, "mobile-job"],
+      ];
+      for (const [path, name] of pages) {
+        const page = await open(path, phone);
+        const layout = await page.evaluate(() => {
+          const offscreen = [...document.querySelectorAll("button, a.btn, .nav-button, input, select")]
+            .filter((el) => (el as HTMLElement).offsetParent !== null)
+            .map((el) => [el.textContent?.trim() || el.getAttribute("name"), el.getBoundingClientRect()] as const)
+            .filter(([, r]) => r.width > 0 && (r.left < 0 || r.right > globalThis.innerWidth + 0.5))
+            .map(([what, r]) => `${what} at ${Math.round(r.left)}–${Math.round(r.right)}`);
+          return {
+            header: document.querySelector("header.top")!.getBoundingClientRect().height,
+            width: document.documentElement.scrollWidth,
+            offscreen,
+            summary: getComputedStyle(document.getElementById("summary")!).display,
+          };
+        });
+        assert.ok(layout.header <= 60, `${path || "/"}: the header is ${layout.header} px tall`);
+        assert.ok(layout.width <= 390, `${path || "/"}: the page is ${layout.width} px wide`);
+        assert.deepEqual(layout.offscreen, [], `${path || "/"}: controls off screen`);
+        if (path === "") assert.equal(layout.summary, "none", "the counters are not repeated above the cards");
+        if (path === "/retries") {
+          const error = await page.locator("td.args:has(b)").first().boundingBox();
+          assert.ok(error && error.width >= 300, `the error has ${error?.width} px`);
+          assert.ok(
+            await page.locator("tbody .abs").first().isVisible(),
+            "the absolute time is shown, not only on hover",
+          );
+        }
+        if (path === "/busy") {
+          for (const action of ["quiet", "stop"]) {
+            const button = page.locator(`tbody button[value="${action}"]`).first();
+            if (await button.count() === 0) continue;
+            const box = (await button.boundingBox())!;
+            assert.ok(box.x >= 0 && box.x + box.width <= 390, `${action} at ${box.x}`);
+          }
+          assert.ok(await page.locator('tbody button[value="stop"]').count() > 0, "Stop is offered");
+        }
+        if (name) await shot(page, name, name === "mobile-job" || name === "mobile-retries");
+        await page.close();
+      }
+      // The folded nav opens with a tap, with or without JavaScript, and its links go places.
+      for (const ctx of [phone, noJs]) {
+        const page = await open("/busy", ctx);
+        assert.equal(await page.locator(".nav").isVisible(), false, "folded");
+        await page.click(".nav-button");
+        assert.ok(await page.locator('.nav a:has-text("Retries")').isVisible());
+        const height = (await page.locator("header.top").boundingBox())!.height;
+        assert.ok(height < 500, `open: ${height} px`);
+        await page.click('.nav a:has-text("Retries")');
+        await page.waitForURL(/\/retries$/);
+        await page.close();
+      }
+    } finally {
+      await phone.close();
+      await noJs.close();
+    }
     assert.deepEqual(problems, []);
   });
 
@@ -343,8 +622,11 @@ describe("dashboard in chromium", { skip }, () => {
     const page = await open("/dead");
     assert.equal(await page.locator('input[name="key"]').count(), 5);
     await page.check("[data-select-all]");
+    const asked: string[] = [];
+    page.once("dialog", (d) => void (asked.push(d.message()), d.accept()));
     await page.click('.bar button[value="delete"]');
     await page.waitForURL(/notice=deleted/);
+    assert.deepEqual(asked, ["Are you sure you want to delete these 5 dead jobs?"]);
     assert.match(await page.textContent(".notice") ?? "", /Deleted 5 jobs/);
     assert.equal(await transport.call("ZCARD", "dead"), 0);
 
@@ -358,14 +640,14 @@ describe("dashboard in chromium", { skip }, () => {
     }
     await page.goto(`${base}/dead`);
     page.once("dialog", (d) => void d.dismiss());
-    await page.click('button[value="delete"][data-confirm]');
+    await page.click('form[action$="/dead/all"] button[value="delete"]');
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(await transport.call("ZCARD", "dead"), 3, "dismissed: nothing deleted");
     page.once("dialog", (d) => {
       assert.match(d.message(), /Delete all 3 dead jobs\?/);
       void d.accept();
     });
-    await page.click('button[value="delete"][data-confirm]');
+    await page.click('form[action$="/dead/all"] button[value="delete"]');
     await page.waitForURL(/notice=deleted/);
     assert.equal(await transport.call("ZCARD", "dead"), 0);
     await page.close();
@@ -382,7 +664,7 @@ describe("dashboard in chromium", { skip }, () => {
     const noJs = await browser.newContext({ httpCredentials: USER, javaScriptEnabled: false });
     try {
       const page = await open("/dead", noJs);
-      await page.click('button[value="delete"][data-confirm]');
+      await page.click('form[action$="/dead/all"] button[value="delete"]');
       assert.match(await page.textContent("main") ?? "", /Are you sure\?.*Delete all 1 dead job\?/s);
       assert.equal(await transport.call("ZCARD", "dead"), 1);
       await page.click("text=Yes, do it");

@@ -8,9 +8,9 @@
  * @module
  */
 import { createClient, type Transport } from "../../mod.ts";
-import { markDeploy } from "../../src/api/mod.ts";
-import { MetricsTracker } from "../../src/metrics/tracker.ts";
-import { compressBacktrace } from "../../src/server/backtrace.ts";
+import { markDeploy } from "../../src/features/mod.ts";
+import { MetricsTracker } from "../../src/features/metrics/tracker.ts";
+import { compressBacktrace } from "../../src/server/backtrace_codec.ts";
 
 /**
  * Writes the showcase data.

@@ -33,6 +33,8 @@ export interface FleetOptions {
   worker: WorkerSettings;
   /** Pause before a dead worker is started again, ms. */
   restartDelayMs?: number;
+  /** More environment for every worker (CHAOS_TRANSPORT, CHAOS_MODE, ...: see worker.ts). */
+  env?: Record<string, string>;
 }
 
 interface Slot {
@@ -188,6 +190,7 @@ export class Fleet {
       CHAOS_POLL: String(o.worker.poll),
       CHAOS_TIMEOUT: String(o.worker.timeout),
       CHAOS_BLOCK: String(o.worker.block),
+      ...o.env,
     };
     delete env.REDIS_URL;
     const proc = spawn(command, args, { env, stdio: ["ignore", out, out] });

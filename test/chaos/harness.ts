@@ -10,16 +10,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "../../mod.ts";
 import { PushError } from "../../src/push_error.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import { sleep } from "../bench/support.ts";
+import { startUpstashGateway, type UpstashGateway } from "../support/upstash-gateway.ts";
 import { Fleet, type Runtime, type WorkerSettings } from "./fleet.ts";
 import { duplicates, type Ledger, readLedgers } from "./ledger.ts";
 import { ChaosRedis } from "./redis.ts";
 import { explainLoss } from "./aof.ts";
-import { deadSet, jidsOf, redisLeft, waitQuiet } from "./redis-state.ts";
+import { deadSet, jidsOf, redisLeft, retrySet, waitQuiet } from "./redis-state.ts";
 
-/** One job's arguments: how long it sleeps (ms), what it does, optional padding. */
-export type JobArgs = [ms: number, kind: "ok" | "ignore" | "poison", pad?: string];
+/** One job's arguments: how long it sleeps (ms), what it does (see worker.ts), optional padding. */
+export type JobArgs = [ms: number, kind: "ok" | "ignore" | "poison" | "fail" | "die", pad?: string];
+
+/** The transports the workers may use (the suite's own pushes and checks always use ioredis). */
+export type ChaosTransport = "ioredis" | "bun";
 
 /** What a scenario gets to push jobs, do faults and wait. */
 export interface ScenarioContext {
@@ -36,8 +40,12 @@ export interface ScenarioContext {
    * error of a failed push (already recorded).
    */
   push(argsList: JobArgs[], batchSize?: number): Promise<{ jids: (string | null)[]; error?: PushError }>;
-  /** Records a fault that hit `processes` workers: the duplicate bound grows by processes x (concurrency + prefetch). */
-  fault(processes: number): void;
+  /**
+   * Records a fault that hit `processes` workers: the duplicate bound grows by
+   * processes x (concurrency + prefetch), or x `inFlight` where a worker may
+   * hold more (a drain's prefetch grows to 100).
+   */
+  fault(processes: number, inFlight?: number): void;
   /** Fraction of pushed jobs done so far (from the ledger). */
   progress(): number;
   /** The ledger as it is now. */
@@ -48,8 +56,12 @@ export interface ScenarioContext {
   note(line: string): void;
   /** A failed check (the scenario fails). */
   fail(line: string): void;
-  /** Jids a scenario expects to end in the dead set (poison pills). */
+  /** Jids a scenario expects to end in the dead set (poison pills, jobs killed by their retryIn). */
   readonly expectDead: Set<string>;
+  /** Jids a scenario expects to end in the retry set (failing jobs whose retry is not due before the end). */
+  readonly expectRetry: Set<string>;
+  /** The Upstash REST gateway in front of the scenario's Redis (scenarios with `upstash`). */
+  readonly gateway?: UpstashGateway;
 }
 
 /** A scenario definition. */
@@ -62,7 +74,18 @@ export interface Scenario {
   aof?: "always" | "everysec";
   /** Longest wait for the drain once `run` returns, ms. */
   drainMs?: number;
+  /** Skipped by `--short` (unless named by `--only`): it takes longer than CI's budget. */
+  fullOnly?: boolean;
+  /**
+   * The workers run serverless drains (`pollOnce()` then `drain()` in a loop)
+   * instead of `createWorker`, with this budget per drain, ms.
+   */
+  drainBudgetMs?: number;
+  /** The workers reach Redis through @upstash/redis and the REST gateway (test/support/upstash-gateway.ts). */
+  upstash?: boolean;
   run(ctx: ScenarioContext): Promise<void>;
+  /** Checks of its own once the fleet has stopped and every job settled (Redis is still up). */
+  after?(ctx: ScenarioContext): Promise<void>;
 }
 
 /** A scenario's table row. */
@@ -85,6 +108,8 @@ export interface Row {
 /** Options every scenario runs with. */
 export interface SuiteOptions {
   runtime: Runtime;
+  /** The workers' transport (a scenario with `upstash` uses Upstash's). */
+  transport: ChaosTransport;
   short: boolean;
   keep: boolean;
 }
@@ -110,12 +135,21 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
   const settings = { ...DEFAULT_SETTINGS, ...scenario.worker };
   const perProcess = settings.concurrency + settings.prefetch;
   const redis = await ChaosRedis.start({ dir, aof: scenario.aof });
+  const token = "chaos-token";
+  const gateway = scenario.upstash ? await startUpstashGateway({ redisUrl: redis.url, token }) : undefined;
+  const env: Record<string, string> = gateway
+    ? { CHAOS_TRANSPORT: "upstash", CHAOS_UPSTASH_URL: gateway.url, CHAOS_UPSTASH_TOKEN: token }
+    : { CHAOS_TRANSPORT: suite.transport };
+  if (scenario.drainBudgetMs) {
+    Object.assign(env, { CHAOS_MODE: "drain", CHAOS_DRAIN_BUDGET: `${scenario.drainBudgetMs}` });
+  }
   const fleet = new Fleet({
     size: scenario.workers ?? 3,
     runtime: suite.runtime,
     url: redis.url,
     dir,
     worker: settings,
+    env,
   });
   const transport = ioredisTransport({ url: redis.url });
   const client = createClient({ transport });
@@ -123,6 +157,7 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
   const uncertain = new Set<string>();
   const refused = new Set<string>();
   const expectDead = new Set<string>();
+  const expectRetry = new Set<string>();
   const notes: string[] = [];
   const failures: string[] = [];
   let bound = 0;
@@ -141,6 +176,8 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
     short: suite.short,
     pushed,
     expectDead,
+    expectRetry,
+    gateway,
     async push(argsList, batchSize = 1000) {
       try {
         const jids = await client.pushBulk("ChaosJob", argsList, { batchSize });
@@ -160,9 +197,9 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
         return { jids: [], error };
       }
     },
-    fault(processes) {
+    fault(processes, inFlight = perProcess) {
       faults++;
-      bound += processes * perProcess;
+      bound += processes * inFlight;
     },
     progress: () => (refresh(), pushed.size ? doneCount() / pushed.size : 0),
     ledger: () => refresh(),
@@ -189,14 +226,17 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
     let emptyChecks = 0;
     for (let round = 1;; round++) {
       refresh();
-      if (round % 5 === 0 || doneCount() + expectDead.size >= pushed.size) {
+      if (round % 5 === 0 || doneCount() + expectDead.size + expectRetry.size >= pushed.size) {
         const dead = new Set(await deadSet(redis));
-        if ([...pushed].every((j) => ledger.done.has(j) || dead.has(j))) break;
+        const retrying = new Set(expectRetry.size ? await retrySet(redis) : []);
+        if ([...pushed].every((j) => ledger.done.has(j) || dead.has(j) || (expectRetry.has(j) && retrying.has(j)))) {
+          break;
+        }
       }
       // Reliable fetch keeps every job in Redis until it is done: jobs not
       // done while Redis holds nothing (twice, a second apart) are lost, and
       // waiting longer would not bring them back.
-      if (round % 5 === 0 && expectDead.size === 0) {
+      if (round % 5 === 0 && expectDead.size === 0 && expectRetry.size === 0) {
         emptyChecks = (await redisLeft(redis, transport)) === "" ? emptyChecks + 1 : 0;
         if (emptyChecks >= 2) {
           failures.push(`Redis holds none of the ${pushed.size - doneCount()} jobs not done`);
@@ -211,7 +251,7 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
     }
     drainSeconds = (performance.now() - t0) / 1000;
     // Nothing may still be on its way (a queued copy would run again later).
-    const quiet = await waitQuiet(redis, transport, 15_000);
+    const quiet = await waitQuiet(redis, transport, 15_000, expectRetry);
     if (quiet) failures.push(`Redis not empty 15 s after the drain: ${quiet}`);
   } catch (error) {
     failures.push(String((error as Error)?.message ?? error));
@@ -220,20 +260,25 @@ export async function runScenario(scenario: Scenario, suite: SuiteOptions): Prom
   for (const s of stragglers) failures.push(s);
   for (const d of fleet.deaths) notes.push(`worker died unexpectedly: ${d}`);
   refresh();
+  let retryJids = new Set<string>();
   try {
-    const left = await redisLeft(redis, transport);
+    const left = await redisLeft(redis, transport, expectRetry);
     if (left) failures.push(`left in Redis after stop: ${left}`);
     const raws = (await redis.callPatiently(10_000, "ZRANGE", "dead", 0, -1)) as string[];
     writeFileSync(`${dir}/dead.txt`, raws.join("\n") + "\n");
     deadJids = jidsOf(raws);
+    retryJids = new Set(await retrySet(redis));
   } catch (error) {
     failures.push(`could not read Redis after stop: ${(error as Error).message}`);
   }
+  await scenario.after?.(ctx).catch((error) => void failures.push(`its own checks threw: ${(error as Error).message}`));
   await transport.close().catch(() => {});
+  await gateway?.stop().catch(() => {});
   await redis.stop();
 
   const dead = new Set(deadJids);
-  const lost = [...pushed].filter((j) => !ledger.done.has(j) && !dead.has(j));
+  const settled = (j: string) => ledger.done.has(j) || dead.has(j) || (expectRetry.has(j) && retryJids.has(j));
+  const lost = [...pushed].filter((j) => !settled(j));
   const wronglyDead = deadJids.filter((j) => !expectDead.has(j));
   const phantoms = [...refused].filter((j) => ledger.done.has(j));
   const unknown = [...ledger.done.keys()].filter((j) => !pushed.has(j) && !uncertain.has(j) && !refused.has(j));

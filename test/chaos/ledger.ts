@@ -1,6 +1,7 @@
 /**
  * The ledger outside Redis: every worker incarnation appends `done <jid>`
- * (and `start`/`poison` marks) to its own file. Reading them all tells what
+ * (and `start`/`poison`/`fail` marks, and `callback` lines for batch
+ * callbacks) to its own file. Reading them all tells what
  * ran, how often, whatever Redis says.
  */
 import { readFileSync } from "node:fs";
@@ -13,11 +14,15 @@ export interface Ledger {
   poison: Map<string, number>;
   /** jid -> times a signal-ignoring job started. */
   started: Map<string, number>;
+  /** jid -> times a failing job ran (and threw). */
+  failed: Map<string, number>;
+  /** A batch callback's runs: `<callback jid> <bid> <done jobs in every ledger when it ran>`, one per run. */
+  callbacks: string[];
 }
 
 /** Reads and tallies ledger files. */
 export function readLedgers(files: string[]): Ledger {
-  const ledger: Ledger = { done: new Map(), poison: new Map(), started: new Map() };
+  const ledger: Ledger = { done: new Map(), poison: new Map(), started: new Map(), failed: new Map(), callbacks: [] };
   for (const file of files) {
     const text = readFileSync(file, "utf8");
     let at = 0;
@@ -30,7 +35,17 @@ export function readLedgers(files: string[]): Ledger {
       if (space < 0) continue;
       const kind = line.slice(0, space);
       const jid = line.slice(space + 1);
-      const map = kind === "done" ? ledger.done : kind === "poison" ? ledger.poison : ledger.started;
+      if (kind === "callback") {
+        ledger.callbacks.push(jid);
+        continue;
+      }
+      const map = kind === "done"
+        ? ledger.done
+        : kind === "poison"
+        ? ledger.poison
+        : kind === "fail"
+        ? ledger.failed
+        : ledger.started;
       map.set(jid, (map.get(jid) ?? 0) + 1);
     }
   }

@@ -15,13 +15,21 @@ export async function deadSet(redis: ChaosRedis): Promise<string[]> {
 
 export const jidsOf = (raws: string[]) => raws.map((raw) => /"jid":"([^"]+)"/.exec(raw)?.[1] ?? raw.slice(0, 60));
 
-/** What is still in Redis besides the dead set, as text, or "" if nothing. */
+/** The jids in the retry set. */
+export async function retrySet(redis: ChaosRedis): Promise<string[]> {
+  return jidsOf((await redis.callPatiently(10_000, "ZRANGE", "retry", 0, -1)) as string[]);
+}
+
+/** What is still in Redis besides the dead set (and retries a scenario expects), as text, or "" if nothing. */
 export async function redisLeft(
   redis: ChaosRedis,
   transport: Transport,
+  expectRetry: ReadonlySet<string> = new Set(),
 ): Promise<string> {
   const queued = Number(await redis.callPatiently(10_000, "LLEN", "queue:default"));
-  const retry = Number(await redis.callPatiently(10_000, "ZCARD", "retry"));
+  const retry = expectRetry.size === 0
+    ? Number(await redis.callPatiently(10_000, "ZCARD", "retry"))
+    : (await retrySet(redis)).filter((jid) => !expectRetry.has(jid)).length;
   const schedule = Number(await redis.callPatiently(10_000, "ZCARD", "schedule"));
   let held = 0;
   const owners = new Set<string>();
@@ -36,14 +44,8 @@ export async function redisLeft(
         string,
         string[],
       ];
-      for (const key of found) {
-        const rest = key.slice(prefix.length);
-        owners.add(rest.split("|")[0]);
-        // heldCount() counts a landing list beside its held hash; one alone is counted here.
-        if (prefix === "edgekiq:landing:" && Number(await redis.call("EXISTS", `edgekiq:held:${rest}`)) === 0) {
-          held += Number(await redis.call("LLEN", key));
-        }
-      }
+      // heldCount() counts an owner's held hashes and landing lists, with or without each other.
+      for (const key of found) owners.add(key.slice(prefix.length).split("|")[0]);
       cursor = next;
     } while (cursor !== "0");
   }
@@ -57,10 +59,11 @@ export async function waitQuiet(
   redis: ChaosRedis,
   transport: Transport,
   timeoutMs: number,
+  expectRetry?: ReadonlySet<string>,
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const left = await redisLeft(redis, transport);
+    const left = await redisLeft(redis, transport, expectRetry);
     if (!left || Date.now() > deadline) return left;
     await sleep(250);
   }

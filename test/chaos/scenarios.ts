@@ -5,9 +5,15 @@
  * prefetch) per fault). `ctx.short` makes each one small and fast for CI.
  */
 import { readFileSync } from "node:fs";
-import { TransportError } from "../../src/errors.ts";
+import { createClient } from "../../mod.ts";
+import { batchJobs } from "../../src/features/batches/mod.ts";
+import { BatchSet } from "../../src/features/batches/mod.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
+import { digest } from "../../src/features/periodic/spec_digest.ts";
 import { sleep } from "../bench/support.ts";
 import { type JobArgs, okJobs, type Scenario, type ScenarioContext } from "./harness.ts";
+import type { ChaosRedis } from "./redis.ts";
 
 const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)];
 const slots = (ctx: ScenarioContext) => Array.from({ length: ctx.fleet.size }, (_, i) => i);
@@ -282,6 +288,253 @@ const poison: Scenario = {
   },
 };
 
+/**
+ * Jobs that fail (throw) while Redis is over maxmemory and while every
+ * worker connection is killed again and again. A failing job settles once:
+ * `fail` jobs in the retry set (retry due in an hour), `die` jobs in the dead
+ * set (`retryIn` says "kill"), each exactly once and with `retry_count` 0 (it
+ * failed once). A retry written twice, a count walked up by repeated writes,
+ * or a job lost on the way is a failure (issue 25, finding 1).
+ */
+const failUnderFaults: Scenario = {
+  id: "fail-under-faults",
+  fullOnly: true,
+  aof: "everysec",
+  drainMs: 90_000,
+  async run(ctx) {
+    const pad = "x".repeat(300);
+    const failing = (n: number, kind: "fail" | "die"): JobArgs[] => Array.from({ length: n }, () => [20, kind, pad]);
+    const pushFailing = async (n: number) => {
+      for (const kind of ["fail", "die"] as const) {
+        const { jids } = await ctx.push(failing(n, kind), 100);
+        for (const jid of jids) if (jid) (kind === "fail" ? ctx.expectRetry : ctx.expectDead).add(jid);
+      }
+    };
+    // OOM: failing jobs run while every write is refused; 3 s, under the 5 s TTL (no process is presumed dead).
+    await ctx.push(okJobs(4000, 20));
+    await pushFailing(150);
+    await ctx.until(() => ctx.ledger().failed.size >= 20, "failing jobs running", 30_000);
+    const used = Number((await ctx.redis.info("memory")).get("used_memory"));
+    await ctx.redis.call("CONFIG", "SET", "maxmemory-policy", "noeviction");
+    await ctx.redis.call("CONFIG", "SET", "maxmemory", Math.max(1024 * 1024, used - 512 * 1024));
+    ctx.fault(ctx.fleet.size);
+    const failedBefore = ctx.ledger().failed.size;
+    await sleep(3000);
+    await ctx.redis.call("CONFIG", "SET", "maxmemory", 0);
+    const failedDuring = ctx.ledger().failed.size - failedBefore;
+    // Connection kills: replies lost, some after their write was applied.
+    await pushFailing(150);
+    await ctx.push(okJobs(2000, 20), 100);
+    let killed = 0;
+    const end = Date.now() + 4000;
+    while (Date.now() < end) {
+      killed += Number(await ctx.redis.call("CLIENT", "KILL", "TYPE", "normal"));
+      ctx.fault(ctx.fleet.size);
+      await sleep(100 + 100 * Math.random());
+    }
+    ctx.note(
+      `${failedDuring} failing runs while over maxmemory for 3 s; ${killed} connections killed over 4 s; ` +
+        `${ctx.expectRetry.size} jobs should end in retry, ${ctx.expectDead.size} in dead, once each`,
+    );
+  },
+  async after(ctx) {
+    const entries = async (set: string) => {
+      const byJid = new Map<string, { retry_count?: number; error_message?: string }[]>();
+      for (const raw of (await ctx.redis.callPatiently(10_000, "ZRANGE", set, 0, -1)) as string[]) {
+        const job = JSON.parse(raw);
+        byJid.set(job.jid, [...(byJid.get(job.jid) ?? []), job]);
+      }
+      return byJid;
+    };
+    const retry = await entries("retry");
+    const dead = await entries("dead");
+    const problems: string[] = [];
+    for (
+      const [expected, here, other, name] of [
+        [ctx.expectRetry, retry, dead, "retry"],
+        [ctx.expectDead, dead, retry, "dead"],
+      ] as const
+    ) {
+      for (const jid of expected) {
+        const found = here.get(jid) ?? [];
+        const elsewhere = other.get(jid)?.length ?? 0;
+        if (found.length !== 1 || elsewhere > 0) {
+          problems.push(`${jid}: ${found.length} in ${name}, ${elsewhere} in the other set`);
+        } else if (found[0].retry_count !== 0) {
+          problems.push(`${jid}: in ${name} with retry_count ${found[0].retry_count} (it failed once: 0)`);
+        }
+      }
+    }
+    const runs = [...ctx.ledger().failed.values()];
+    ctx.note(
+      `failing jobs ran ${runs.reduce((a, b) => a + b, 0)} times for ${runs.length} jobs; ` +
+        `${problems.length} did not settle exactly once with retry_count 0`,
+    );
+    if (problems.length) {
+      ctx.fail(`${problems.length} failing jobs did not settle once: ${problems.slice(0, 4).join("; ")}`);
+    }
+  },
+};
+
+/**
+ * Writes periodic schedules no process can enqueue, as another tool or
+ * another version might: one in a time zone this runtime does not know, one
+ * whose queue key holds a string (WRONGTYPE on every push). Both are due now
+ * and stay due.
+ */
+async function plantBrokenSchedules(redis: ChaosRedis): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const plant = async (name: string, timing: Record<string, unknown>, queue: string) => {
+    const spec = JSON.stringify({
+      ...timing,
+      missed: "skip",
+      grace: 60,
+      payload: { class: "ChaosJob", queue, args: [0, "ok"], retry: true },
+    });
+    const key = `edgekiq:periodic:schedule:${name}`;
+    await redis.call("HSET", key, "name", name, "spec", spec, "sdig", digest(spec), "timing", digest(name));
+    await redis.call("HSET", key, "lease:chaos-other-tool", now + 3600);
+    await redis.call("ZADD", "edgekiq:periodic:due", now - 1, name);
+  };
+  await plant("chaos-mars", { cron: "* * * * *", tz: "Mars/Olympus_Mons" }, "default");
+  await plant("chaos-wrongtype", { every: 1 }, "chaos-wrongtype");
+  await redis.call("SET", "queue:chaos-wrongtype", "a string where a list belongs");
+}
+
+/**
+ * SIGKILL a worker again and again while broken periodic schedules are due:
+ * every poll meets them, and the killed workers' jobs must still be
+ * recovered by the survivors' pollers (issue 25, finding 2: the periodic
+ * step's failure used to stop the whole poll, recovery included).
+ */
+const periodicBroken: Scenario = {
+  id: "periodic-broken-sigkill",
+  drainMs: 45_000,
+  async run(ctx) {
+    await plantBrokenSchedules(ctx.redis);
+    await ctx.push(okJobs(ctx.short ? 5000 : 12_000, 4));
+    await faultLoop(ctx, { everyMs: ctx.short ? 700 : 1000, fraction: 0.9, limitMs: 30_000 }, () => {
+      ctx.fleet.signal(pick(slots(ctx)), "SIGKILL");
+      ctx.fault(1);
+    });
+  },
+  async after(ctx) {
+    const marks: string[] = [];
+    for (const name of ["chaos-mars", "chaos-wrongtype"]) {
+      const broken = await ctx.redis.callPatiently(10_000, "HGET", `edgekiq:periodic:schedule:${name}`, "broken");
+      if (typeof broken !== "string") ctx.fail(`no worker marked periodic schedule ${name} as broken`);
+      else marks.push(`${name}: ${broken.slice(0, 70)}`);
+    }
+    if (marks.length) ctx.note(`marked broken by the workers: ${marks.join(" | ")}`);
+  },
+};
+
+/**
+ * The serverless path on Upstash: three "functions" call `pollOnce()` and
+ * `drain()` (2 s budget) in a loop through @upstash/redis and the REST
+ * gateway, while the gateway drops replies (a request applied, its answer
+ * lost), holds replies past the client's 5 s timeout, and a function is
+ * SIGKILLed mid-drain (its held jobs come back once its entry expires:
+ * budget + 60 s).
+ */
+const upstashDrain: Scenario = {
+  id: "upstash-drain",
+  fullOnly: true,
+  upstash: true,
+  drainBudgetMs: 2000,
+  drainMs: 120_000,
+  async run(ctx) {
+    const gateway = ctx.gateway!;
+    // A drain holds up to concurrency + its prefetch ceiling (100).
+    const inFlight = ctx.settings.concurrency + 100;
+    await ctx.push(okJobs(6000, 4));
+    await ctx.until(() => ctx.progress() >= 0.1, "10% of the jobs done", 30_000);
+    ctx.fleet.signal(pick(slots(ctx)), "SIGKILL");
+    ctx.fault(1, inFlight);
+    let dropped = 0;
+    const end = Date.now() + 4000;
+    while (Date.now() < end) {
+      gateway.dropNextReply();
+      dropped++;
+      ctx.fault(0);
+      await sleep(50 + 100 * Math.random());
+    }
+    gateway.delayMs = 6000;
+    ctx.fault(0);
+    await sleep(2500);
+    gateway.delayMs = 0;
+    await ctx.push(okJobs(2000, 4), 200);
+    ctx.note(
+      `workers: serverless drains over @upstash/redis and the REST gateway; 1 drain SIGKILLed; ${dropped} replies ` +
+        `dropped; replies held 6 s (past the 5 s timeout) for 2.5 s; gateway commands ${gateway.commands}`,
+    );
+  },
+};
+
+/**
+ * A 10,000-job batch drained by the fleet while one worker is SIGKILLed
+ * every 2 s (issue 27): its success callback must fire exactly once (one
+ * callback jid, however many runs the SIGKILLs cause), only after every
+ * job's `done` line is in the ledgers (the callback counts them when it
+ * runs), and the batch's counts must be exact (10,000 total, none pending,
+ * no failure) though jobs were run twice and outcomes resent.
+ */
+const batchSigkill: Scenario = {
+  id: "batch-sigkill",
+  fullOnly: true,
+  drainMs: 90_000,
+  async run(ctx) {
+    const size = ctx.short ? 2000 : 10_000;
+    const batches = batchJobs();
+    const transport = ioredisTransport({ url: ctx.redis.url });
+    try {
+      const client = createClient({ transport, features: [batches] });
+      const batch = batches.open(client, {
+        description: "chaos batch",
+        callbacks: { success: ["ChaosBatchDone", []] },
+      });
+      await batch.add(async (b) => {
+        for (const jid of await b.pushBulk("ChaosJob", okJobs(size, 15))) if (jid) ctx.pushed.add(jid);
+      });
+      batchOf.set(ctx, batch.bid);
+    } finally {
+      await transport.close();
+    }
+    await faultLoop(ctx, { everyMs: 2000, fraction: 0.98, limitMs: 120_000 }, () => {
+      ctx.fleet.signal(pick(slots(ctx)), "SIGKILL");
+      ctx.fault(1);
+    });
+  },
+  async after(ctx) {
+    const bid = batchOf.get(ctx)!;
+    const transport = ioredisTransport({ url: ctx.redis.url });
+    const status = await new BatchSet(createClient({ transport })).get(bid).finally(() => transport.close());
+    const { total, pending, failures } = status ?? { total: NaN, pending: NaN, failures: NaN };
+    const runs = ctx.ledger().callbacks.map((line) => line.split(" "));
+    const fired = new Set(runs.map(([jid]) => jid));
+    const early = runs.filter(([, , seen]) => Number(seen) < ctx.pushed.size);
+    ctx.note(
+      `batch of ${ctx.pushed.size}: total ${total}, pending ${pending}, failures ${failures}; success callback ` +
+        `fired ${fired.size} time(s), ran ${runs.length} time(s), each seeing ${
+          runs.map(([, , seen]) => seen).join(", ")
+        } jobs done in the ledgers`,
+    );
+    if (total !== ctx.pushed.size || pending !== 0 || failures !== 0) {
+      ctx.fail(
+        `batch counts not exact: total ${total} (pushed ${ctx.pushed.size}), pending ${pending}, failures ${failures}`,
+      );
+    }
+    if (fired.size !== 1) {
+      ctx.fail(`the success callback fired ${fired.size} times (callback jids: ${[...fired].join(", ")})`);
+    }
+    if (runs.some(([, b]) => b !== bid)) ctx.fail("a callback ran for another batch");
+    if (early.length) ctx.fail(`the callback ran before every job's outcome was recorded (saw ${early[0][2]})`);
+  },
+};
+
+/** Each batch scenario run's batch id. */
+const batchOf = new WeakMap<ScenarioContext, string>();
+
 /** Every scenario, in the order they run. */
 export const scenarios: Scenario[] = [
   sigkillLoop,
@@ -294,4 +547,8 @@ export const scenarios: Scenario[] = [
   oom,
   hardShutdown,
   poison,
+  periodicBroken,
+  failUnderFaults,
+  upstashDrain,
+  batchSigkill,
 ];

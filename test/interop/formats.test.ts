@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createClient, defineJob, memoryTransport, type Transport } from "../../mod.ts";
 import { DeadSet, ProcessSet, Queue, RetrySet, Workers } from "../../src/api/mod.ts";
-import { parsePayload, serializePayload, toEpochMs } from "../../src/extend.ts";
-import { decompressBacktrace } from "../../src/server/backtrace.ts";
+import { parsePayload, serializePayload, toEpochMs } from "../../src/payload.ts";
+import { decompressBacktrace } from "../../src/server/backtrace_codec.ts";
 import { waitFor } from "../support/matrix.ts";
 import { testWorker } from "../support/worker.ts";
 

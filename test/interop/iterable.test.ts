@@ -6,14 +6,13 @@
  * Ruby's. Both directions: Ruby cancels edgekiq jobs, reads their state as
  * the Busy page does, and writes the same hash edgekiq writes.
  */
-import { after, before, beforeEach, describe, it } from "node:test";
+import { before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cancelJob, createClient, defineIterableJob, iterateArray, type Transport } from "../../mod.ts";
-import { rubyFloat } from "../../src/iterable/state.ts";
+import { rubyFloat } from "../../src/features/iterable/state.ts";
 import { createTestHarness } from "../../src/testing.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";
-import { type TestRedis, testRedis } from "../support/redis.ts";
+import { suiteRedis } from "../support/suite_redis.ts";
 import { rubyJson, rubySkip } from "../support/ruby.ts";
 import { testWorker } from "../support/worker.ts";
 import { sleep, walker } from "../support/iterable.ts";
@@ -24,21 +23,14 @@ describe(
   "iterable jobs and Sidekiq 8's state code (Ruby)",
   { skip: rubySkip() || (!redisAvailable() && "no redis") },
   () => {
-    let server: TestRedis | null;
+    const suite = suiteRedis();
     let redis: Transport;
-    const ruby = <T>(...args: string[]) => rubyJson<T>("iterable_state", { env: { REDIS_URL: server!.url }, args });
+    const ruby = <T>(...args: string[]) => rubyJson<T>("iterable_state", { env: { REDIS_URL: suite.url }, args });
     const hash = async (key: string) => {
       const flat = (await redis.call("HGETALL", key)) as string[];
       return Object.fromEntries(flat.flatMap((_, i) => (i % 2 ? [] : [[flat[i], flat[i + 1]]])));
     };
-    before(async () => {
-      server = await testRedis();
-      redis = ioredisTransport({ url: server!.url });
-    });
-    after(async () => {
-      await redis?.close();
-      await server?.stop();
-    });
+    before(() => void (redis = suite.redis));
     beforeEach(async () => void await redis.call("FLUSHDB"));
 
     it("edgekiq saves the hash Sidekiq 8's flush_state writes for the same cursor, byte for byte", async () => {

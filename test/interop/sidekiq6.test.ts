@@ -9,11 +9,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import process from "node:process";
-import { createClient, defineJob, type Transport, type Worker } from "../../mod.ts";
+import { createClient, defineJob, pollOnce, type Transport, type Worker } from "../../mod.ts";
+import { batchJobs } from "../../src/features/batches/mod.ts";
+import { flowLimits } from "../../src/features/limits/mod.ts";
 import { DeadSet, ProcessSet, RetrySet, Stats, Workers } from "../../src/api/mod.ts";
-import { parsePayload, toEpochMs } from "../../src/extend.ts";
-import { decompressBacktrace } from "../../src/server/backtrace.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { parsePayload, toEpochMs } from "../../src/payload.ts";
+import { decompressBacktrace } from "../../src/server/backtrace_codec.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import { redisAvailable, waitFor } from "../support/matrix.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { rubyJson, type RubyProcess, rubySkip, spawnRuby } from "../support/ruby.ts";
@@ -242,6 +244,47 @@ describe("interop with Ruby Sidekiq 6.4", { skip }, () => {
     assert.equal(await redis.call("ZCARD", "schedule"), 0, "Ruby's poller promoted the `in` job");
     assert.doesNotMatch(proc.stderr(), /ERROR|Exception/, proc.stderr());
   });
+
+  // Issue 27: a batch's jobs carry Sidekiq Pro's `bid`; Sidekiq OSS ignores it.
+  it("2b: a Ruby Sidekiq process runs an edgekiq batch's job, `bid` and all, without error", SLOW, async () => {
+    const batches = batchJobs();
+    const client = createClient({ transport: redis, features: [batches] });
+    const batch = batches.open(client, { description: "interop" });
+    let jid: string | null = null;
+    await batch.add(async (b) => void (jid = await b.push("HardJob", ["in a batch", 3])));
+    const raw = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[])[0];
+    assert.equal(JSON.parse(raw).bid, batch.bid, "the job carries its batch id");
+    const { proc } = await launch({ QUEUES: "default", JOB_CLASSES: "HardJob", RESULT_KEY: "ran" });
+    await waitFor(async () => Number(await redis.call("LLEN", "ran")) === 1, "Ruby ran the batch job", 20_000);
+    assert.equal(await proc.stop(), 0, proc.stderr());
+    const [ran] = await ranList();
+    assert.equal(ran.jid, jid);
+    assert.deepEqual(ran.args, ["in a batch", 3]);
+    assert.doesNotMatch(proc.stderr(), /ERROR|Exception|WARN/, proc.stderr());
+    assert.equal(await redis.call("ZCARD", "retry"), 0);
+    assert.equal(await redis.call("ZCARD", "dead"), 0);
+  });
+
+  // Issue 26: flow limits leave a plain queue as it was; a grouped job moved to its queue is a plain job to Ruby.
+  it(
+    "2c: a Ruby Sidekiq process runs plain jobs pushed with flowLimits() and grouped jobs once moved",
+    SLOW,
+    async () => {
+      const limits = flowLimits();
+      const client = createClient({ transport: redis, features: [limits] });
+      const plain = await client.push("HardJob", ["plain", 1]);
+      const grouped = await client.push("HardJob", ["grouped", 2], { group: "acme" });
+      assert.equal(await redis.call("LLEN", "queue:default"), 1, "the grouped job waits on its group's list");
+      await pollOnce({ client, features: [limits] });
+      assert.equal(await redis.call("LLEN", "queue:default"), 2, "moved to the plain queue");
+      const { proc } = await launch({ QUEUES: "default", JOB_CLASSES: "HardJob", RESULT_KEY: "ran" });
+      await waitFor(async () => Number(await redis.call("LLEN", "ran")) === 2, "Ruby ran both", 20_000);
+      assert.equal(await proc.stop(), 0, proc.stderr());
+      const ran = Object.fromEntries((await ranList()).map((r) => [r.jid, r.args]));
+      assert.deepEqual(ran, { [plain!]: ["plain", 1], [grouped!]: ["grouped", 2] });
+      assert.doesNotMatch(proc.stderr(), /ERROR|Exception|WARN/, proc.stderr());
+    },
+  );
 
   // 3. Retries: edgekiq writes, Ruby reads and retries; and the other way.
   it("3: Ruby's RetrySet reads edgekiq's retry; retry_all makes edgekiq run it again", SLOW, async () => {

@@ -13,7 +13,7 @@ import { startRedis, type TestRedis } from "../support/redis.ts";
 import { redisAvailable } from "../support/matrix.ts";
 import { runtimeName } from "../support/child.ts";
 import { spawnProcess } from "../fixtures/cli-spawn.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

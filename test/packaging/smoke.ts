@@ -8,7 +8,7 @@
  *   and `edgekiq/web` without hono fail with a message naming the package;
  * - every export loads and a short script pushes and runs jobs under Node
  *   ESM, Node `require`, Bun and Deno (`npm:` specifiers);
- * - the README's commands run a worker from the installed bin:
+ * - docs/cli.md's commands run a worker from the installed bin:
  *   `npx edgekiq -r ./jobs.js`, `npx tsx node_modules/.bin/edgekiq -r ./jobs.ts`,
  *   `bunx --bun edgekiq -r ./jobs.ts`, `deno run -A npm:edgekiq -r ./jobs.ts`,
  *   and `exec node_modules/.bin/edgekiq` (the production form, which gets

@@ -1,5 +1,5 @@
 /**
- * Core purity: only src/runtime/, the three transport adapters and the CLI's
+ * Core purity: only src/runtime/, the transport adapters and the CLI's
  * host glue may touch node:*, Deno, Bun or process. Everything else must run
  * on an edge runtime. Comments are stripped first, so prose may say "process".
  *
@@ -15,8 +15,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ALLOWED = /^src\/(runtime\/|transport\/(ioredis|bun|upstash)\.ts$|cli\/host\.ts$)/;
-const IMPURE = /from\s+["']node:|(?<![\w$.'"/])(?:process|Deno|Bun)\.[A-Za-z_$]/;
+const ALLOWED = /^src\/(runtime\/|transport\/adapters\/(ioredis|cluster|bun|upstash)\/|cli\/host\.ts$)/;
+const IMPURE = /from\s+["']node:|(?<![\w$.])(?:process|Deno|Bun)\./;
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

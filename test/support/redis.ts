@@ -108,9 +108,14 @@ process.on("exit", () => {
   for (const child of children) child.stdin?.destroy();
 });
 
-async function spawnOnce(binary: string, fixedPort?: number, extra: readonly string[] = []): Promise<TestRedis | null> {
+async function spawnOnce(
+  binary: string,
+  fixedPort?: number,
+  extra: readonly string[] = [],
+  givenDir?: string,
+): Promise<TestRedis | null> {
   const port = fixedPort ?? await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "edgekiq-redis-"));
+  const dir = givenDir ?? mkdtempSync(join(tmpdir(), "edgekiq-redis-"));
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
   args.push("--daemonize", "no", "--dir", dir, ...extra);
   const child = spawn("sh", ["-c", WATCHDOG, binary, ...args], { stdio: ["pipe", "ignore", "ignore"] });
@@ -128,7 +133,7 @@ async function spawnOnce(binary: string, fixedPort?: number, extra: readonly str
     child.stdin?.destroy();
     await exited;
     children.delete(child);
-    rmSync(dir, { recursive: true, force: true });
+    if (!givenDir) rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 10_000;
   while (!(await ping(port))) {
@@ -149,6 +154,8 @@ async function spawnOnce(binary: string, fixedPort?: number, extra: readonly str
  * Starts redis-server on a free loopback port (or `options.port`, to restart
  * a server where clients expect it) and waits until it answers PING.
  * `options.args` are extra redis-server flags, such as a tiny maxmemory.
+ * `options.dir` is its working directory, kept at stop (the caller removes
+ * it): a server restarted there with `--appendonly yes` finds its data.
  *
  * @example
  * ```ts
@@ -157,12 +164,14 @@ async function spawnOnce(binary: string, fixedPort?: number, extra: readonly str
  * const full = await startRedis({ args: ["--maxmemory", "2mb", "--maxmemory-policy", "noeviction"] });
  * ```
  */
-export async function startRedis(options: { port?: number; args?: readonly string[] } = {}): Promise<TestRedis> {
+export async function startRedis(
+  options: { port?: number; args?: readonly string[]; dir?: string } = {},
+): Promise<TestRedis> {
   const binary = redisServerPath();
   if (!binary) throw new Error("redis-server is not on PATH");
   if (options.port === 6379) throw new Error("refusing to start a test redis-server on port 6379");
   for (let attempt = 0; attempt < 5; attempt++) {
-    const server = await spawnOnce(binary, options.port, options.args);
+    const server = await spawnOnce(binary, options.port, options.args, options.dir);
     if (server) return server;
   }
   throw new Error("redis-server exited at start five times (port races or a broken install)");

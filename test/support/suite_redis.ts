@@ -3,7 +3,7 @@
  * to it: started in the block's `before`, closed and stopped in its `after`.
  */
 import { after, before } from "node:test";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { type TestRedis, testRedis } from "./redis.ts";
 

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { bunTransport } from "../../src/transport/bun.ts";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { bunTransport } from "../../src/transport/adapters/bun/bun_transport.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import type { Command, Transport } from "../../src/transport/transport.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";

@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { TransportError } from "../../src/errors.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
 import { defineScript } from "../../src/transport/script.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { type FaultHooks, faultTests } from "./conformance_faults.ts";
@@ -69,7 +69,8 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
     let target: ConformanceTarget | null = null;
     let r: Transport;
     const run = crypto.randomUUID().slice(0, 8);
-    const key = (k: string) => `conf:${run}:${++seq}:${k}`;
+    // One hash tag per run: multi-key commands and scripts stay in one slot on a Redis Cluster too.
+    const key = (k: string) => `{conf:${run}}:${++seq}:${k}`;
     before(async () => {
       target = await open();
       if (target) r = target.transport;
@@ -336,6 +337,76 @@ export function conformance(name: string, open: () => Promise<ConformanceTarget 
         r.script(ERROR_REPLY, [], []),
         (e: unknown) => e instanceof TransportError && /boom/.test(e.message),
       );
+    });
+
+    test("streams: XADD MAXLEN ~ and =, XLEN, XRANGE/XREVRANGE with COUNT and ( bounds, XREAD, XTRIM, XDEL, TYPE", async () => {
+      const s = key("stream");
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await r.call("XADD", s, "MAXLEN", "=", 3, "*", "n", String(i))) as string);
+      assert.ok(ids.every((id, i) => /^\d+-\d+$/.test(id) && (i === 0 || id !== ids[i - 1])), ids.join());
+      assert.equal(await r.call("XLEN", s), 3, "MAXLEN = keeps the newest three");
+      assert.equal(await r.call("TYPE", s), "stream");
+      const all = (await r.call("XRANGE", s, "-", "+")) as [string, string[]][];
+      assert.deepEqual(all, ids.slice(2).map((id, i) => [id, ["n", String(i + 2)]]));
+      assert.deepEqual(await r.call("XRANGE", s, `(${ids[2]}`, "+", "COUNT", 1), [[ids[3], ["n", "3"]]]);
+      assert.deepEqual(await r.call("XREVRANGE", s, "+", "-", "COUNT", 2), [[ids[4], ["n", "4"]], [ids[3], [
+        "n",
+        "3",
+      ]]]);
+      assert.deepEqual(await r.call("XREAD", "COUNT", 10, "STREAMS", s, ids[3]), [[s, [[ids[4], ["n", "4"]]]]]);
+      assert.equal(await r.call("XREAD", "STREAMS", s, ids[4]), null, "nothing after the last entry");
+      assert.equal(await r.call("XREAD", "STREAMS", key("none"), "0-0"), null);
+      await assert.rejects(
+        r.call("XADD", s, "1-1", "n", "x"),
+        (e: unknown) => e instanceof TransportError && /equal or smaller/.test(e.message),
+      );
+      assert.equal(await r.call("XDEL", s, ids[2]), 1);
+      assert.equal(await r.call("XTRIM", s, "MAXLEN", 1), 1);
+      assert.deepEqual(await r.call("XRANGE", s, "-", "+"), [[ids[4], ["n", "4"]]]);
+      // MAXLEN ~ may keep more than asked (Redis trims whole nodes), never fewer.
+      const t = key("approx");
+      for (let i = 0; i < 250; i++) await r.call("XADD", t, "MAXLEN", "~", 100, "*", "i", String(i));
+      const len = (await r.call("XLEN", t)) as number;
+      assert.ok(len >= 100 && len <= 250, `length ${len}`);
+      assert.deepEqual(((await r.call("XREVRANGE", t, "+", "-", "COUNT", 1)) as [string, string[]][])[0][1], [
+        "i",
+        "249",
+      ]);
+      assert.equal(await r.call("XADD", key("nomk"), "NOMKSTREAM", "*", "a", "b"), null);
+      assert.equal(await r.call("EXISTS", key("nomk")), 0);
+    });
+
+    test("XREAD BLOCK: at once when entries wait, woken by an XADD, null on timeout or abort, $ is the last entry", async () => {
+      if (!r.blocking) {
+        await assert.rejects(
+          r.block(["XREAD", "BLOCK", 100, "STREAMS", key("x"), "$"], { signal: new AbortController().signal }),
+          (e: unknown) => e instanceof TransportError,
+        );
+        return;
+      }
+      const s = key("bstream");
+      const first = (await r.call("XADD", s, "*", "a", "1")) as string;
+      const never = new AbortController().signal;
+      assert.deepEqual(await r.block(["XREAD", "BLOCK", 1000, "STREAMS", s, "0-0"], { signal: never }), [
+        [s, [[first, ["a", "1"]]]],
+      ]);
+      // Blocked on its own connection: the XADD that wakes it goes through meanwhile.
+      const waiting = r.block(["XREAD", "COUNT", 10, "BLOCK", 5000, "STREAMS", s, "$"], { signal: never });
+      await sleep(100);
+      const t0 = Date.now();
+      const second = (await r.call("XADD", s, "*", "a", "2")) as string;
+      assert.deepEqual(await waiting, [[s, [[second, ["a", "2"]]]]], "$ meant after the entry already there");
+      assert.ok(Date.now() - t0 < 2000, "woken by the XADD, not the timeout");
+      const t1 = Date.now();
+      assert.equal(await r.block(["XREAD", "BLOCK", 200, "STREAMS", s, "$"], { signal: never }), null);
+      assert.ok(Date.now() - t1 >= 150, "waited for its timeout");
+      const abort = new AbortController();
+      const aborted = r.block(["XREAD", "BLOCK", 0, "STREAMS", s, "$"], { signal: abort.signal });
+      await sleep(50);
+      abort.abort();
+      assert.equal(await aborted, null, "an abort ends a wait without a timeout");
+      // The connection it waited on is still good: the next call works.
+      assert.equal(await r.call("XLEN", s), 2);
     });
 
     faultTests({ test, key, transport: () => r, target: () => target! });

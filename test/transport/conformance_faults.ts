@@ -6,7 +6,7 @@
  * target (a lossy proxy, a gateway that drops a reply, a tiny maxmemory).
  */
 import assert from "node:assert/strict";
-import { TransportError } from "../../src/errors.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
 import { defineScript } from "../../src/transport/script.ts";
 import { isIdempotent, type Transport } from "../../src/transport/transport.ts";
 import { startLossyProxy } from "../support/lossy-proxy.ts";
@@ -180,7 +180,8 @@ export function faultTests({ test: register, key, transport, target }: FaultSuit
       const t0 = Date.now();
       controller.abort();
       const got = await waiting;
-      assert.ok(Date.now() - t0 < 500, `abort ${i} took ${Date.now() - t0} ms`);
+      // Bounded, not fast: a starved CI machine has taken 588 ms.
+      assert.ok(Date.now() - t0 < 2_000, `abort ${i} took ${Date.now() - t0} ms`);
       await (push ?? r.call("LPUSH", src, job));
       if (got !== null) taken.push(got as string);
     }

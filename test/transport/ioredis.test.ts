@@ -1,9 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import { ioredisTransport } from "../../src/transport/ioredis.ts";
+import { ioredisTransport } from "../../src/transport/adapters/ioredis/ioredis_transport.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { TransportError } from "../../src/errors.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
 import { startLossyProxy } from "../support/lossy-proxy.ts";
 import { type TestRedis, testRedis } from "../support/redis.ts";
 import { tcpTransportBehaviour } from "../support/tcp-transport.ts";

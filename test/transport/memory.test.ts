@@ -5,8 +5,8 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { TransportError } from "../../src/errors.ts";
-import { memoryTransport } from "../../src/transport/memory.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
+import { memoryTransport } from "../../src/transport/adapters/memory/memory_transport.ts";
 import { defineScript } from "../../src/transport/script.ts";
 import { conformance } from "./conformance.ts";
 

@@ -1,8 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "@upstash/redis";
-import { upstashTransport } from "../../src/transport/upstash.ts";
-import { ConfigError, TransportError } from "../../src/errors.ts";
+import { upstashTransport } from "../../src/transport/adapters/upstash/upstash_transport.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { TransportError } from "../../src/transport/transport_error.ts";
 import { redisServerPath, startRedis, type TestRedis, testRedis } from "../support/redis.ts";
 import { startUpstashGateway, type UpstashGateway } from "../support/upstash-gateway.ts";
 import { conformance } from "./conformance.ts";

@@ -9,64 +9,33 @@
  * @module
  */
 import type { Hono } from "hono";
+import { JobRecord } from "../../api/job_record.ts";
 import { ProcessSet } from "../../api/process_set.ts";
 import { Queue } from "../../api/queue.ts";
 import { SortedEntry } from "../../api/sorted_entry.ts";
-import { JobSet } from "../../api/sorted_set.ts";
+import { JobSet } from "../../api/job_set.ts";
 import { num, pairs } from "../../transport/reply_readers.ts";
 import type { Command } from "../../transport/transport.ts";
-import { type EntryAction, JOB_SETS, type JobSetKind, parseEntryKey } from "./job_sets.ts";
-import { ConfirmPage, MessagePage } from "./pages/message.tsx";
-import { queueHref } from "./pages/queues.tsx";
+import { type EntryAction, entryQuestion, JOB_SETS, type JobSetKind, parseEntryKey } from "./job_sets.ts";
+import { MessagePage } from "./pages/message.tsx";
+import { deleteJobQuestion, queueHref, queueQuestion } from "./pages/queues.tsx";
 import { MAX_PAGE_SIZE, ParamError } from "./params.ts";
 import { readBatch } from "../../scripts/read_batch.ts";
-import { claimOnce, field, type Form, list } from "./form.ts";
+import { field, type Form, list } from "./form.ts";
+import { confirmed, confirmPage, onceConfirmed } from "./once_confirmed.tsx";
 import { type Ctx, page, redirectWith, type RouteDeps, viewOf } from "./render.ts";
-import { isToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";
 
-/**
- * Runs an "all" action once: asks for confirmation if the form lacks it,
- * then runs it through {@link claimOnce} (a replayed form runs nothing).
- */
-async function onceConfirmed(
-  c: Ctx,
-  deps: RouteDeps,
-  form: Form,
-  step: { question: string; action: string; back: string },
-  run: () => Promise<[notice: string, n: number]>,
-): Promise<Response> {
-  const { question, action, back } = step;
-  const token = field(form, "token");
-  if (!isToken(token)) {
-    throw new ParamError("Cannot run this action as its form has no valid token: reload the page and try again");
+/** Refuses more keys than a page lists. */
+function checkSelection(keys: readonly string[]): void {
+  if (keys.length > MAX_PAGE_SIZE) {
+    throw new ParamError(`Cannot act on ${keys.length} jobs at once: select at most ${MAX_PAGE_SIZE}`);
   }
-  const base = c.get("base");
-  if (field(form, "confirm") !== "1") {
-    const fields: Record<string, string> = {};
-    for (const name of ["action", "token", "scope", "asof"]) {
-      const value = field(form, name);
-      if (value !== undefined) fields[name] = value;
-    }
-    return await page(
-      c,
-      <ConfirmPage
-        view={viewOf(c, deps)}
-        question={question}
-        action={base + action}
-        fields={fields}
-        back={base + back}
-      />,
-    );
-  }
-  return await claimOnce(c, token, back, run);
 }
 
 /** The entries named by `<score>-<jid>` keys, read in one script call; missing ones are skipped. */
 async function entriesFor(set: JobSet, keys: readonly string[]): Promise<SortedEntry[]> {
-  if (keys.length > MAX_PAGE_SIZE) {
-    throw new ParamError(`Cannot act on ${keys.length} jobs at once: select at most ${MAX_PAGE_SIZE}`);
-  }
+  checkSelection(keys);
   const wanted = keys.map(parseEntryKey).filter((k) => k !== null);
   const replies = await readBatch(
     set.client.transport,
@@ -99,7 +68,7 @@ function setActions(app: Hono<DashboardEnv>, deps: RouteDeps, kind: JobSetKind):
   const entryAction = (form: Form): EntryAction => {
     const action = field(form, "action") ?? "";
     if (!allowed.has(action)) {
-      throw new ParamError(`Cannot act on ${kind.noun}s as 'action' must be one of ${[...allowed].join(", ")}`);
+      throw new ParamError(`Cannot act on ${kind.nouns} as 'action' must be one of ${[...allowed].join(", ")}`);
     }
     return action as EntryAction;
   };
@@ -108,7 +77,7 @@ function setActions(app: Hono<DashboardEnv>, deps: RouteDeps, kind: JobSetKind):
   app.post(`${path}/all`, async (c) => {
     const form = await c.req.parseBody({ all: true });
     const button = kind.allActions(0).find((b) => b.value === field(form, "action"));
-    if (!button) throw new ParamError(`Cannot act on all ${kind.noun}s as 'action' is not one this page offers`);
+    if (!button) throw new ParamError(`Cannot act on all ${kind.nouns} as 'action' is not one this page offers`);
     const set = open(c);
     const size = await set.size();
     const question = kind.allActions(size).find((b) => b.value === button.value)!.confirm;
@@ -124,15 +93,39 @@ function setActions(app: Hono<DashboardEnv>, deps: RouteDeps, kind: JobSetKind):
     const action = entryAction(form);
     const keys = list(form, "key");
     if (keys.length === 0) return redirectWith(c, path, "none-selected");
+    checkSelection(keys);
+    const question = entryQuestion(kind, action, keys.length);
+    if (question && !confirmed(form)) {
+      return await confirmPage(c, deps, form, ["action", "key"], { question, action: path, back: path });
+    }
     const set = open(c);
     return redirectWith(c, path, DONE[action], await actOn(set, await entriesFor(set, keys), action));
   });
   app.post(`${path}/:key`, async (c) => {
-    const action = entryAction(await c.req.parseBody({ all: true }));
+    const form = await c.req.parseBody({ all: true });
+    const action = entryAction(form);
+    const question = entryQuestion(kind, action, 1);
+    if (question && !confirmed(form)) {
+      const here = `${path}/${encodeURIComponent(c.req.param("key"))}`;
+      return await confirmPage(c, deps, form, ["action"], { question, action: here, back: here });
+    }
     const set = open(c);
     const n = await actOn(set, await entriesFor(set, [c.req.param("key")]), action);
     return n > 0 ? redirectWith(c, path, DONE[action], n) : redirectWith(c, path, "gone");
   });
+}
+
+/**
+ * The Busy page's redirect after a Quiet or Stop, marked so the page shows
+ * it as requested until a heartbeat confirms it (see `pendingSignal`). A
+ * replayed "all" form (notice `already-done`) is left unmarked.
+ */
+function withPending(res: Response, action: "quiet" | "stop", target?: string): Response {
+  const location = res.headers.get("location");
+  if (res.status !== 303 || !location || location.includes("notice=already-done")) return res;
+  const marked = new URLSearchParams({ pending: action, ...(target ? { target } : {}), at: String(Date.now()) });
+  res.headers.set("location", `${location}&${marked}`);
+  return res;
 }
 
 /**
@@ -148,15 +141,21 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
 
   app.post("/queues/:name", async (c) => {
     const form = await c.req.parseBody({ all: true });
-    if (field(form, "action") !== "clear") throw new ParamError("Cannot change the queue as 'action' must be clear");
+    const action = field(form, "action");
+    if (action !== "clear" && action !== "pause" && action !== "resume") {
+      throw new ParamError("Cannot change the queue as 'action' must be clear, pause or resume");
+    }
     const queue = new Queue(c.get("client"), c.req.param("name"));
-    const question = `Delete queue "${queue.name}" and its ${await queue.size()} jobs?`;
+    const back = field(form, "from") === "queue" ? queueHref("", queue.name) : "/queues";
+    const question = queueQuestion(action, queue.name, await queue.size());
     return await onceConfirmed(
       c,
       deps,
       form,
-      { question, action: queueHref("", queue.name), back: "/queues" },
+      { question, action: queueHref("", queue.name), back },
       async () => {
+        if (action === "pause") return [(await queue.pause()) ? "queue-paused" : "queue-was-paused", 1];
+        if (action === "resume") return [(await queue.resume()) ? "queue-resumed" : "queue-not-paused", 1];
         await queue.clear();
         return ["cleared", 1];
       },
@@ -164,11 +163,16 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
   });
 
   app.post("/queues/:name/delete", async (c) => {
-    const value = field(await c.req.parseBody({ all: true }), "value");
+    const form = await c.req.parseBody({ all: true });
+    const value = field(form, "value");
     if (value === undefined) throw new ParamError("Cannot delete the job as the form has no 'value'");
     const name = c.req.param("name");
-    const gone = !(await new Queue(c.get("client"), name).delete(value));
     const back = queueHref("", name);
+    if (!confirmed(form)) {
+      const question = deleteJobQuestion(new JobRecord(value, name));
+      return await confirmPage(c, deps, form, ["value"], { question, action: `${back}/delete`, back });
+    }
+    const gone = !(await new Queue(c.get("client"), name).delete(value));
     return gone ? redirectWith(c, back, "gone") : redirectWith(c, back, "deleted", 1);
   });
 
@@ -197,7 +201,7 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
           await Promise.all(targets.map((p) => (action === "quiet" ? p.quiet() : p.stop())));
           return [done, targets.length];
         },
-      );
+      ).then((res) => withPending(res, action));
     }
     const identity = field(form, "identity") ?? "";
     const target = identity ? await processes.find(identity) : null;
@@ -208,6 +212,6 @@ export function actionRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
       return await page(c, <MessagePage view={view} heading="Cannot signal" message={message} />, 400);
     }
     await (action === "quiet" ? target.quiet() : target.stop());
-    return redirectWith(c, "/busy", done, 1);
+    return withPending(redirectWith(c, "/busy", done, 1), action, target.identity);
   });
 }

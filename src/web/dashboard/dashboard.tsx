@@ -9,25 +9,25 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { MetricsFormat } from "../../api/metrics.ts";
 import { Client } from "../../client.ts";
+import { checkFeatures } from "../../client_feature.ts";
 import { ConfigError } from "../../errors.ts";
 import { type Logger, silentLogger } from "../../logger.ts";
-import { describe, type TimeFormat } from "../../payload.ts";
+import { type TimeFormat } from "../../payload.ts";
+import { describeValue } from "../../describe_value.ts";
 import { logErrors } from "../../server/identity.ts";
-import type { DeathHandler } from "../../server/retry.ts";
+import type { DeathHandler } from "../../dead_set_rules.ts";
 import type { Transport } from "../../transport/transport.ts";
 import { actionRoutes } from "./action_routes.tsx";
 import { authGate, type DashboardAuth } from "./auth.ts";
 import { checkSameOrigin } from "./csrf.ts";
 import { securityHeaders } from "./headers.ts";
-import { metricsRoutes } from "./metrics_routes.tsx";
 import { notFound, pageRoutes } from "./page_routes.tsx";
 import { MessagePage } from "./pages/message.tsx";
 import { ParamError } from "./params.ts";
-import { periodicRoutes } from "./periodic_routes.tsx";
 import { type Ctx, page, type RouteDeps, viewOf } from "./render.ts";
 import type { DashboardEnv } from "./view.ts";
+import type { DashboardApp, DashboardFeature } from "./dashboard_feature.ts";
 
 /** Options for {@link dashboard}. */
 export interface DashboardOptions<E extends object = Record<string, unknown>> {
@@ -52,11 +52,10 @@ export interface DashboardOptions<E extends object = Record<string, unknown>> {
   /** The key namespace, as the workers' `prefix`. */
   prefix?: string;
   /**
-   * The execution-metrics keys the Metrics page reads: `"sidekiq8"` (the
-   * default; edgekiq's workers and Sidekiq 8 write them) or `"sidekiq7"` for
-   * an estate whose Ruby side still runs Sidekiq 7 (periods up to 8h).
+   * Features: their pages and nav entries, and their part in the moves the
+   * dashboard makes (a unique job's lock released when it is deleted).
    */
-  metricsFormat?: MetricsFormat;
+  features?: readonly DashboardFeature[];
   /** Time format for jobs the dashboard rewrites (retry now, add to queue); default `"seconds"`. */
   timeFormat?: TimeFormat;
   /** The name in the header; default `"edgekiq"`. */
@@ -73,16 +72,28 @@ export interface DashboardOptions<E extends object = Record<string, unknown>> {
   onError?: (error: unknown, context: Record<string, unknown>) => void;
 }
 
+/** The request's path as sent, still percent-encoded (hono's `c.req.path` is decoded). */
+const rawPath = (url: string): string => new URL(url).pathname;
+
 /** The largest form accepted (a queue job's raw JSON is posted back to delete it). */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
+/** A path segment as RFC 3986 allows it (`pchar`), still percent-encoded. */
+const CLEAN_SEGMENT = /^(?:[\w\-.~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
+/** `.` and `..`, also percent-encoded: browsers resolve `/%2e%2e/` as `/../`. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
 /**
- * The link base under a mount: the concrete path segments matching the
- * mount pattern of the dashboard's first middleware (`/t/:tenant/jobs/*`).
+ * The link base under a mount: as many segments of the raw request path
+ * (still percent-encoded, as the browser sent them) as the mount pattern of
+ * the dashboard's first middleware has (`/t/:tenant/jobs/*`). Never the
+ * decoded path: `/%5Cevil.com/jobs` decodes to `/\evil.com/jobs`, which a
+ * browser follows to another site. `null` when a segment is not clean.
  */
-function mountBase(routePath: string, path: string): string {
+function mountBase(routePath: string, rawPath: string): string | null {
   const depth = routePath.replace(/\/?\*$/, "").split("/").filter(Boolean).length;
-  const segments = path.split("/").filter(Boolean).slice(0, depth);
+  const segments = rawPath.split("/").slice(1, depth + 1);
+  if (segments.some((s) => !CLEAN_SEGMENT.test(s) || DOT_SEGMENT.test(s))) return null;
   return segments.length ? `/${segments.join("/")}` : "";
 }
 
@@ -92,9 +103,9 @@ function mountBase(routePath: string, path: string): string {
  * ones included (`/admin/jobs`).
  *
  * Pages: Dashboard (`/`), Busy, Queues, a queue, Retries, Scheduled, Dead,
- * a job, Metrics (a job class's too) and Periodic (a schedule's too);
- * `/stats` answers the counters as JSON (the live chart polls it). Actions
- * are POST forms that work without JavaScript.
+ * a job, and each feature's (Metrics and Periodic by default, from
+ * `edgekiq/web`); `/stats` answers the counters as JSON (the live chart
+ * polls it). Actions are POST forms that work without JavaScript.
  *
  * @example
  * ```ts
@@ -113,7 +124,7 @@ export function dashboard<E extends object = Record<string, unknown>>(
   if (typeof auth !== "function") {
     throw new ConfigError(
       `Cannot build the dashboard as 'auth' must be a function (use () => true for an open dashboard): current value is ${
-        describe(auth)
+        describeValue(auth)
       }`,
     );
   }
@@ -122,21 +133,25 @@ export function dashboard<E extends object = Record<string, unknown>>(
   if (basePath !== undefined && !/^(\/[^/\s?#"'<>\\]+)*$/.test(basePath)) {
     throw new ConfigError(
       `Cannot build the dashboard as 'basePath' must be a path such as "/admin/jobs" (no trailing slash): current value is ${
-        describe(basePath)
+        describeValue(basePath)
       }`,
     );
   }
   const report = options.onError ?? logErrors(options.logger ?? silentLogger);
+  const features = checkFeatures(options.features, "build the dashboard");
   const deps: RouteDeps = {
     title: options.title ?? "edgekiq",
-    metricsFormat: options.metricsFormat ?? "sidekiq8",
     setOptions: { deathHandlers: options.deathHandlers },
+    nav: features.flatMap((f) => f.dashboard?.nav ?? []),
+    notices: Object.assign({}, ...features.map((f) => f.dashboard?.notices ?? {})),
+    workActions: features.flatMap((f) => f.dashboard?.workActions ?? []),
+    jobSections: features.flatMap((f) => (f.dashboard?.jobSection ? [once(f.dashboard.jobSection)] : [])),
   };
-  const clients = new WeakMap<Transport, Client>();
+  const clients = new WeakMap<Transport, Client<object>>();
   const clientFor = (t: Transport) => {
     let client = clients.get(t);
     if (!client) {
-      client = new Client({ transport: t, prefix: options.prefix, timeFormat: options.timeFormat });
+      client = new Client({ transport: t, prefix: options.prefix, timeFormat: options.timeFormat, features });
       clients.set(t, client);
     }
     return client;
@@ -148,7 +163,9 @@ export function dashboard<E extends object = Record<string, unknown>>(
   const app = new Hono<DashboardEnv<any>>();
   app.use("*", securityHeaders());
   app.use("*", async (c, next) => {
-    c.set("base", basePath ?? mountBase(c.req.routePath, c.req.path));
+    const base = basePath ?? mountBase(c.req.routePath, rawPath(c.req.url));
+    if (base === null) return c.text("Bad request: the dashboard's mount path is not a clean path.", 400);
+    c.set("base", base);
     await next();
   });
   app.use(
@@ -169,12 +186,11 @@ export function dashboard<E extends object = Record<string, unknown>>(
   });
   app.use("*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.text("The form is too large.", 413) }));
   pageRoutes(app, deps);
-  metricsRoutes(app, deps);
-  periodicRoutes(app, deps);
+  for (const feature of features) feature.dashboard?.routes?.(app as unknown as DashboardApp, deps);
   actionRoutes(app, deps);
   app.all("*", (c) => {
     const base = c.get("base");
-    if (c.req.method === "GET" && c.req.path === `${base}/`) {
+    if (c.req.method === "GET" && rawPath(c.req.url) === `${base}/`) {
       return c.redirect((base || "/") + new URL(c.req.url).search, 308);
     }
     return notFound(c, deps);
@@ -192,4 +208,10 @@ export function dashboard<E extends object = Record<string, unknown>>(
     );
   });
   return app as unknown as Hono<DashboardEnv<E>>;
+}
+
+/** Loads a lazily loaded module once, however many requests ask at once. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => (loaded ??= load());
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { JobSetName } from "../../api/sorted_set.ts";
+import type { JobSetName } from "../../api/job_set.ts";
 import { formatCount } from "./format.ts";
 import type { Section } from "./view.ts";
 import type { ConfirmButton } from "./widgets.tsx";
@@ -24,13 +24,18 @@ export interface JobSetKind {
   title: string;
   /** One entry, in prose ("retry", "scheduled job", "dead job"). */
   noun: string;
+  /** More than one, in prose ("retries", "scheduled jobs", "dead jobs"). */
+  nouns: string;
   /** What the score means, as a column heading. */
   timeLabel: string;
   /** Default sort: soonest first for what is coming, newest first for the dead. */
   order: "asc" | "desc";
   /** Whether rows show the last error. */
   errors: boolean;
-  /** Actions on selected rows and on one job, with their button labels. */
+  /**
+   * Actions on selected rows and on one job, with their button labels;
+   * `danger` ones (delete, kill) ask first (see {@link entryQuestion}).
+   */
   entryActions: ReadonlyArray<{ action: EntryAction; label: string; danger?: boolean }>;
   /** Actions on everything in the set. */
   allActions: (size: number) => Array<ConfirmButton & { value: AllAction }>;
@@ -38,7 +43,7 @@ export interface JobSetKind {
   empty: string;
 }
 
-const plural = (n: number, noun: string) => `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
+const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** The three kinds, by URL segment. */
 export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetKind>> = {
@@ -47,6 +52,7 @@ export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetK
     set: "retry",
     title: "Retries",
     noun: "retry",
+    nouns: "retries",
     timeLabel: "Next retry",
     order: "asc",
     errors: true,
@@ -57,8 +63,13 @@ export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetK
     ],
     allActions: (n) => [
       { value: "retry", label: "Retry all", confirm: `Retry all ${plural(n, "job")} now?` },
-      { value: "delete", label: "Delete all", confirm: `Delete all ${plural(n, "retry")}?`, danger: true },
-      { value: "kill", label: "Kill all", confirm: `Move all ${plural(n, "retry")} to the dead set?`, danger: true },
+      { value: "delete", label: "Delete all", confirm: `Delete all ${plural(n, "retry", "retries")}?`, danger: true },
+      {
+        value: "kill",
+        label: "Kill all",
+        confirm: `Move all ${plural(n, "retry", "retries")} to the dead set?`,
+        danger: true,
+      },
     ],
     empty: "Jobs that failed and have retries left wait here until their next attempt.",
   },
@@ -67,6 +78,7 @@ export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetK
     set: "schedule",
     title: "Scheduled",
     noun: "scheduled job",
+    nouns: "scheduled jobs",
     timeLabel: "When",
     order: "asc",
     errors: false,
@@ -84,6 +96,7 @@ export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetK
     set: "dead",
     title: "Dead",
     noun: "dead job",
+    nouns: "dead jobs",
     timeLabel: "Died",
     order: "desc",
     errors: true,
@@ -98,6 +111,24 @@ export const JOB_SETS: Readonly<Record<"retries" | "scheduled" | "dead", JobSetK
     empty: "Jobs that ran out of retries or were killed are kept here for six months (at most 10,000).",
   },
 };
+
+/**
+ * The question a destructive action on `n` entries asks first (Sidekiq's
+ * "Are you sure you want to delete this job?"), or `undefined` for one that
+ * does not ask (retry, add to queue). `n` of `"{n}"` leaves a place for the
+ * page script, which counts the selected rows.
+ *
+ * @example
+ * ```ts
+ * entryQuestion(JOB_SETS.retries, "kill", 3); // "Are you sure you want to kill these 3 retries? They move to the Dead set."
+ * ```
+ */
+export function entryQuestion(kind: JobSetKind, action: EntryAction, n: number | "{n}"): string | undefined {
+  if (action !== "delete" && action !== "kill") return undefined;
+  const which = n === 1 ? `this ${kind.noun}` : `these ${typeof n === "number" ? formatCount(n) : n} ${kind.nouns}`;
+  const after = action === "kill" ? ` ${n === 1 ? "It moves" : "They move"} to the Dead set.` : "";
+  return `Are you sure you want to ${action} ${which}?${after}`;
+}
 
 /**
  * The key that names one entry in URLs and forms: `<score>-<jid>`, as Sidekiq's Web UI.

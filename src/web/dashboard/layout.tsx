@@ -14,22 +14,20 @@ import type { Section, View } from "./view.ts";
 
 /** One nav entry. */
 interface NavEntry {
-  section: Section;
+  section: string;
   path: string;
   label: string;
-  badge?: (stats: StatsSnapshot) => [count: number, tone: string];
+  /** The count beside it, its tone, and the `/stats` field that refreshes it (as the counters'). */
+  badge?: (stats: StatsSnapshot) => [count: number, tone: string, stat: string];
 }
 
 const NAV: readonly NavEntry[] = [
   { section: "dashboard", path: "/", label: "Dashboard" },
-  { section: "busy", path: "/busy", label: "Busy", badge: (s) => [s.workersSize, "ok"] },
-  { section: "queues", path: "/queues", label: "Queues", badge: (s) => [s.enqueued, ""] },
-  { section: "retries", path: "/retries", label: "Retries", badge: (s) => [s.retrySize, "warn"] },
-  { section: "scheduled", path: "/scheduled", label: "Scheduled", badge: (s) => [s.scheduledSize, ""] },
-  { section: "dead", path: "/dead", label: "Dead", badge: (s) => [s.deadSize, "danger"] },
-  // Always shown, data or not: workers write metrics by default, and an empty page says how schedules get there.
-  { section: "metrics", path: "/metrics", label: "Metrics" },
-  { section: "periodic", path: "/periodic", label: "Periodic" },
+  { section: "busy", path: "/busy", label: "Busy", badge: (s) => [s.workersSize, "ok", "busy"] },
+  { section: "queues", path: "/queues", label: "Queues", badge: (s) => [s.enqueued, "", "enqueued"] },
+  { section: "retries", path: "/retries", label: "Retries", badge: (s) => [s.retrySize, "warn", "retries"] },
+  { section: "scheduled", path: "/scheduled", label: "Scheduled", badge: (s) => [s.scheduledSize, "", "scheduled"] },
+  { section: "dead", path: "/dead", label: "Dead", badge: (s) => [s.deadSize, "danger", "dead"] },
 ];
 
 /** The counters bar, in Sidekiq's order; `data-stat` names the `/stats` field that refreshes it. */
@@ -46,16 +44,16 @@ const SUMMARY: ReadonlyArray<[stat: string, label: string, path: string, read: (
 /** Props of {@link Layout}. */
 export interface LayoutProps {
   view: View;
-  /** The nav entry to highlight. */
-  section: Section;
+  /** The nav entry to highlight: a core section, or a feature's. */
+  section: Section | (string & Record<never, never>);
   /** The page title (the browser tab reads "<heading> · <title>"). */
   heading: string;
   /** The counters; absent on pages shown before Redis is read (401, 403). */
   stats?: StatsSnapshot;
   /** Load uPlot (the Dashboard's charts). */
   charts?: boolean;
-  /** Offer the live poll toggle (list pages). */
-  live?: boolean;
+  /** Offer the live poll toggle (list pages); `"paused"` shows it disabled (a filtered list: each poll would scan). */
+  live?: boolean | "paused";
   /** A message above the page (an action's outcome). */
   notice?: { text: string; error?: boolean };
   children?: Child;
@@ -72,6 +70,9 @@ export interface LayoutProps {
 export function Layout(props: LayoutProps): Child {
   const { view, stats } = props;
   const href = (path: string) => (path === "/" ? view.base || "/" : view.base + path);
+  const entries: NavEntry[] = [...NAV, ...view.nav];
+  // Narrow screens fold the nav behind a toggle (a checkbox and its label, so it needs no script) that names
+  // the page shown.
   return (
     <html lang="en">
       <head>
@@ -95,20 +96,42 @@ export function Layout(props: LayoutProps): Child {
             <i></i>
             {view.title}
           </a>
+          <input type="checkbox" id="nav-toggle" class="nav-toggle" aria-label="Show the menu" />
+          <label for="nav-toggle" class="nav-button" aria-hidden="true">
+            {entries.find((e) => e.section === props.section)?.label ?? "Menu"}
+          </label>
           <nav class="nav">
-            {NAV.map((entry) => {
-              const [count, tone] = stats && entry.badge ? entry.badge(stats) : [0, ""];
+            {entries.map((entry) => {
+              const [count, tone, stat] = stats && entry.badge ? entry.badge(stats) : [0, "", undefined];
               return (
                 <a href={href(entry.path)} class={entry.section === props.section ? "active" : undefined}>
                   {entry.label}
-                  {count > 0 ? <span class={tone ? `badge ${tone}` : "badge"}>{formatCount(count)}</span> : null}
+                  {stat
+                    ? (
+                      <span
+                        class={tone ? `badge ${tone}` : "badge"}
+                        data-stat={stat}
+                        hidden={count > 0 ? undefined : true}
+                      >
+                        {formatCount(count)}
+                      </span>
+                    )
+                    : null}
                 </a>
               );
             })}
           </nav>
           {props.live
             ? (
-              <button type="button" id="live-toggle" class="live" aria-pressed="false" hidden>
+              <button
+                type="button"
+                id="live-toggle"
+                class="live"
+                aria-pressed="false"
+                hidden
+                disabled={props.live === "paused"}
+                title={props.live === "paused" ? "Live poll pauses while a filter is set" : undefined}
+              >
                 Live poll
               </button>
             )
@@ -132,6 +155,14 @@ export function Layout(props: LayoutProps): Child {
         </main>
         <footer>
           <span>edgekiq {VERSION}</span>
+          {view.redis
+            ? (
+              <span class="mono" id="redis-endpoint" title="The Redis this dashboard reads">
+                {view.redis.endpoint}
+                {view.redis.prefix ? ` · prefix ${view.redis.prefix}` : ""}
+              </span>
+            )
+            : null}
           <span title="The dashboard's clock">{absoluteTime(new Date(view.now))}</span>
         </footer>
       </body>

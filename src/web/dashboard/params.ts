@@ -7,9 +7,8 @@
  *
  * @module
  */
-import { METRICS_PERIODS, type MetricsFormat, type MetricsPeriod } from "../../api/metrics.ts";
 import { EdgekiqError } from "../../errors.ts";
-import { describe } from "../../payload.ts";
+import { describeValue } from "../../describe_value.ts";
 
 /** A request parameter out of bounds: the dashboard answers 400 with this message. */
 export class ParamError extends EdgekiqError {}
@@ -27,8 +26,8 @@ export const MAX_FILTER_LENGTH = 200;
 /** The longest job class or schedule name a URL may name (the `Metrics` API's own bound). */
 export const MAX_NAME_LENGTH = 1000;
 
-function rule(name: string, text: string, value: unknown): ParamError {
-  return new ParamError(`Cannot show this page as '${name}' must be ${text}: current value is ${describe(value)}`);
+export function rule(name: string, text: string, value: unknown): ParamError {
+  return new ParamError(`Cannot show this page as '${name}' must be ${text}: current value is ${describeValue(value)}`);
 }
 
 function wholeNumber(raw: string | undefined): number | undefined {
@@ -101,6 +100,21 @@ export function filterText(raw: string | undefined): string {
 }
 
 /**
+ * `scan`: where a filtered search that stopped goes on (a ZSCAN cursor,
+ * digits); `"0"` (from the start) when absent.
+ *
+ * @example
+ * ```ts
+ * scanCursor("18432"); // "18432"
+ * ```
+ */
+export function scanCursor(raw: string | undefined): string {
+  if (raw === undefined || raw === "") return "0";
+  if (!/^\d{1,20}$/.test(raw)) throw rule("scan", "a search position (digits)", raw);
+  return raw;
+}
+
+/**
  * A list's sort order: `asc` or `desc`, else `fallback`.
  *
  * @example
@@ -113,36 +127,31 @@ export function sortOrder(raw: string | undefined, fallback: "asc" | "desc"): "a
 }
 
 /**
- * The metrics periods a format keeps: Sidekiq 8's `1h` to `72h`, Sidekiq 7's
- * `1h` to `8h` (it kept minute buckets only).
- *
- * @example
- * ```ts
- * metricsPeriods("sidekiq7"); // ["1h", "2h", "4h", "8h"]
- * ```
+ * How long after a Quiet or Stop the Busy page shows it as requested while
+ * no heartbeat confirms it: the signal waits in Redis for 60 s, and the
+ * process reports quiet one beat after it reads it.
  */
-export function metricsPeriods(format: MetricsFormat): MetricsPeriod[] {
-  const all = Object.keys(METRICS_PERIODS) as MetricsPeriod[];
-  return format === "sidekiq7" ? all.filter((p) => METRICS_PERIODS[p].minutes) : all;
-}
+export const PENDING_MS = 70_000;
 
 /**
- * `period` for the Metrics pages: one of {@link metricsPeriods} (default
- * `1h`). Anything else is a 400 that quotes it escaped and cut short; only
- * a listed value ever reaches a link or a form (Sidekiq's metrics `period`
- * XSS echoed it raw).
+ * The Quiet or Stop the Busy page was redirected with (`?pending=quiet&target=<identity>&at=<ms>`;
+ * no target: every process), while it is recent; otherwise (or malformed) `undefined`.
  *
  * @example
  * ```ts
- * metricsPeriod("24h", "sidekiq8"); // "24h"
- * metricsPeriod("<script>", "sidekiq8"); // throws ParamError
+ * pendingSignal("quiet", "host:1:abc", String(Date.now())); // { action: "quiet", target: "host:1:abc" }
  * ```
  */
-export function metricsPeriod(raw: string | undefined, format: MetricsFormat): MetricsPeriod {
-  if (raw === undefined || raw === "") return "1h";
-  const periods = metricsPeriods(format);
-  if (!(periods as string[]).includes(raw)) throw rule("period", `one of ${periods.join(", ")}`, raw);
-  return raw as MetricsPeriod;
+export function pendingSignal(
+  action: string | undefined,
+  target: string | undefined,
+  at: string | undefined,
+  now: number = Date.now(),
+): { action: "quiet" | "stop"; target?: string } | undefined {
+  if (action !== "quiet" && action !== "stop") return undefined;
+  const sent = Number(at);
+  if (!/^\d{1,15}$/.test(at ?? "") || !(now - sent >= -5_000 && now - sent <= PENDING_MS)) return undefined;
+  return target ? { action, target } : { action };
 }
 
 /**

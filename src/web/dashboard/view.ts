@@ -5,6 +5,7 @@
  * @module
  */
 import type { Client } from "../../client.ts";
+import type { NavItem } from "./dashboard_feature.ts";
 
 /** Per-request values the middleware sets for the routes. */
 export interface DashboardVariables {
@@ -13,7 +14,7 @@ export interface DashboardVariables {
   /** The path the browser sees the dashboard at (no trailing slash; `""` at the root). */
   base: string;
   /** The client for this request's transport. */
-  client: Client;
+  client: Client<object>;
 }
 
 /** The hono environment of the dashboard app: platform bindings `E` and {@link DashboardVariables}. */
@@ -24,7 +25,7 @@ export interface DashboardEnv<E extends object = Record<string, unknown>> {
   Variables: DashboardVariables;
 }
 
-/** The nav sections; a page names the one it belongs to. */
+/** The core's nav sections; a page names the one it belongs to (a feature's page names its own). */
 export type Section =
   | "dashboard"
   | "busy"
@@ -32,8 +33,6 @@ export type Section =
   | "retries"
   | "scheduled"
   | "dead"
-  | "metrics"
-  | "periodic"
   | "none";
 
 /** What every page needs to render its frame. */
@@ -50,4 +49,11 @@ export interface View {
   interval: number;
   /** Whether the interval came from the URL (it then wins over the browser's saved one). */
   intervalExplicit: boolean;
+  /** Nav entries features add. */
+  nav: readonly NavItem[];
+  /**
+   * Which Redis the page reads, for the footer: the transport's endpoint
+   * (credentials masked) and the key prefix; absent before the caller is let in.
+   */
+  redis?: { endpoint: string; prefix: string };
 }

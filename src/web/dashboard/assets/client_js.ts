@@ -30,13 +30,21 @@ export const CLIENT_JS: string = `(function () {
   function show(el) { if (el) el.hidden = false; }
 
   // Confirm before destructive actions; the server insists on confirm=1 and renders a confirmation page without it.
+  // On a list, the question counts the selected rows (none selected: the server says to select some first).
   document.addEventListener("submit", function (event) {
     var form = event.target;
     var button = event.submitter;
     var message = (button && button.getAttribute("data-confirm")) || form.getAttribute("data-confirm");
-    if (!message) return;
-    if (!window.confirm(message)) { event.preventDefault(); return; }
     var field = form.querySelector("input[name=confirm]");
+    if (field) field.value = "";
+    if (!message) return;
+    if (form.querySelector("input[name=key]")) {
+      var selected = form.querySelectorAll("input[name=key]:checked").length;
+      if (selected === 0) return;
+      var many = button && button.getAttribute("data-confirm-many");
+      if (selected > 1 && many) message = many.replace("{n}", numbers.format(selected));
+    }
+    if (!window.confirm(message)) { event.preventDefault(); return; }
     if (field) field.value = "1";
   });
   document.addEventListener("change", function (event) {
@@ -46,13 +54,32 @@ export const CLIENT_JS: string = `(function () {
     for (var i = 0; i < rows.length; i++) rows[i].checked = box.checked;
   });
 
+  // Every counter on the page, nav badges included, from one reading (/stats, or a refreshed page's own).
+  function showStats(s) {
+    var stats = document.querySelectorAll("[data-stat]");
+    for (var i = 0; i < stats.length; i++) {
+      var name = stats[i].getAttribute("data-stat");
+      if (typeof s[name] !== "number") continue;
+      stats[i].textContent = name === "default_latency" ? latency(s[name]) : numbers.format(s[name]);
+      if (stats[i].classList.contains("badge")) stats[i].hidden = !(s[name] > 0);
+    }
+  }
+  function statsIn(doc) {
+    var out = {}, found = doc.querySelectorAll("#summary [data-stat]");
+    for (var i = 0; i < found.length; i++) out[found[i].getAttribute("data-stat")] = Number(found[i].textContent.replace(/[^0-9.]/g, ""));
+    return out;
+  }
+
   var timer = 0;
   var tick = null;
+  // Polls fall on whole multiples of the interval (wall clock), so the time between two readings is an exact
+  // multiple too and does not drift by each request's duration; tick(at) gets that time (null when run at once).
   function schedule(now) {
     clearTimeout(timer);
     if (!tick || document.hidden) return;
-    timer = setTimeout(function () { Promise.resolve(tick()).then(function () { schedule(false); }, function () { schedule(false); }); },
-      now ? 0 : interval * 1000);
+    var period = interval * 1000, delay = now ? 0 : period - (Date.now() % period), at = now ? null : (Date.now() + delay) / 1000;
+    timer = setTimeout(function () { Promise.resolve(tick(at)).then(function () { schedule(false); }, function () { schedule(false); }); },
+      delay);
   }
   document.addEventListener("visibilitychange", function () { if (!document.hidden) { if (onResume) onResume(); schedule(true); } else clearTimeout(timer); });
   var onResume = null;
@@ -70,6 +97,7 @@ export const CLIENT_JS: string = `(function () {
           if (!fresh || !old) return;
           old.replaceChildren.apply(old, Array.prototype.map.call(fresh.childNodes, function (n) { return document.importNode(n, true); }));
         });
+        showStats(statsIn(doc));
       });
     }).catch(function () { /* try again next tick */ });
   }
@@ -80,7 +108,8 @@ export const CLIENT_JS: string = `(function () {
       on = value;
       toggle.setAttribute("aria-pressed", String(on));
       save("live", on ? "1" : "0");
-      tick = on ? refresh : null;
+      // Paused (disabled) on a filtered list: each poll would scan the set again.
+      tick = on && !toggle.disabled ? refresh : null;
       schedule(false);
     };
     toggle.addEventListener("click", function () { setLive(!on); });
@@ -106,7 +135,6 @@ export const CLIENT_JS: string = `(function () {
   var css = getComputedStyle(document.documentElement);
   function color(name) { return css.getPropertyValue(name).trim(); }
   function two(n) { return (n < 10 ? "0" : "") + n; }
-  function clock(ts) { var d = new Date(ts * 1000); return two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds()); }
   function upFrom0(floor) { return function (u, min, max) { return [0, Math.max(floor, max * 1.1)]; }; }
   function axis(extra) {
     return Object.assign({ stroke: color("--muted"), grid: { stroke: color("--line"), width: 1 }, ticks: { stroke: color("--line"), width: 1 } }, extra);
@@ -228,37 +256,88 @@ export const CLIENT_JS: string = `(function () {
     histogram.setAttribute("data-drawn", "1");
   }
 
+  // The live chart: jobs per second, each point averaged over the WINDOW seconds before it. Workers add their
+  // counts to Redis once per heartbeat (every 10 s by default, 20 s over HTTP), so the counters move in steps; the
+  // change between two polls would read 0, then a heartbeat's worth, then 0. Over 20 s (two 10 s beats, one 20 s
+  // beat, a whole number of 2, 5, 10 and 20 s polls) a steady load draws a steady line.
   var live = document.getElementById("live-chart");
   if (!live) return;
-  var points = [[Date.now() / 1000], [0], [0]];
-  // The live chart spans seconds to minutes: label it with clock times, not uPlot's sub-second ticks.
-  var plot = timeChart(live, PROCESSED_FAILED, points, {
-    tzDate: undefined,
-    axes: [axis({ space: 80, values: function (u, splits) { return splits.map(clock); } }), axis({ size: 60 })],
-  });
-  var last = null;
-  var total = 0;
-  onResume = function () { last = null; };
-  tick = function () {
+  // The time axis: the last minute at first, growing to the last five as the page stays open.
+  var SPAN = 300, opened = Date.now() / 1000;
+  function windowSec() { return Math.max(20, interval); }
+  var readings = [];
+  var points = [[], [], []];
+  var raw = [];
+  var counted = 0;
+  var zoneName = "";
+  try { zoneName = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { /* no Intl zone */ }
+  var local = load("zone") === "local";
+  var zoneButton = document.getElementById("live-zone");
+  function zoneLabel() { return local ? "Local time" + (zoneName ? " (" + zoneName + ")" : "") : "UTC"; }
+  function clock(ts) {
+    var d = new Date(ts * 1000);
+    return local ? two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds())
+      : two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + ":" + two(d.getUTCSeconds());
+  }
+  function rate(v) { return v == null ? "--" : (v < 10 ? v.toFixed(2) : numbers.format(Math.round(v))) + "/s"; }
+  var liveSeries = PROCESSED_FAILED.map(function (s) { return Object.assign({}, s, { value: function (u, v) { return rate(v); } }); });
+  var plot;
+  function drawLive() {
+    if (plot) plot.destroy();
+    // A fixed span ending now: distinct clock labels from the first load on, in the zone the axis names.
+    plot = timeChart(live, liveSeries, points, {
+      tzDate: undefined,
+      scales: { x: { time: true, range: function () { var now = Date.now() / 1000; return [Math.max(now - SPAN, Math.min(opened, now - 60)), now]; } }, y: { range: upFrom0(1) } },
+      axes: [axis({ space: 80, label: zoneLabel(), labelSize: 20, values: function (u, splits) { return splits.map(clock); } }),
+        axis({ size: 60, label: "jobs/s", labelSize: 20 })],
+    });
+    live.setAttribute("data-zone", local ? "local" : "utc");
+    if (zoneButton) zoneButton.textContent = local ? "Show UTC" : "Show local time";
+  }
+  drawLive();
+  if (zoneButton) {
+    show(zoneButton);
+    zoneButton.addEventListener("click", function () { local = !local; save("zone", local ? "local" : "utc"); drawLive(); });
+  }
+  var status = document.getElementById("live-status");
+  function measuring() { if (status) status.textContent = "Measuring: the first point comes " + windowSec() + " s after the first reading."; }
+  measuring();
+  onResume = function () { readings = []; measuring(); };
+  tick = function (at) {
     return fetch(base + "/stats", { credentials: "same-origin", headers: { accept: "application/json" } }).then(function (res) {
       if (!res.ok) return;
       return res.json().then(function (json) {
         var s = json.sidekiq || {};
-        var stats = document.querySelectorAll("[data-stat]");
-        for (var i = 0; i < stats.length; i++) {
-          var name = stats[i].getAttribute("data-stat");
-          if (typeof s[name] === "number") stats[i].textContent = name === "default_latency" ? latency(s[name]) : numbers.format(s[name]);
+        showStats(s);
+        // Only polls on the interval's grid are readings: their spans are exact multiples of it.
+        if (at === null) return;
+        var now = at, last = readings[readings.length - 1];
+        // A counter that went down was reset: measure from here.
+        if (last && (s.processed < last.p || s.failed < last.f)) readings = [];
+        if (last && readings.length) {
+          // What the old chart plotted: the change since the last poll (kept to compare, and counted for tests).
+          raw.push(s.processed - last.p);
+          counted += s.processed - last.p;
+          if (raw.length > 200) raw.shift();
         }
-        if (last) {
-          var p = Math.max(0, s.processed - last.processed), f = Math.max(0, s.failed - last.failed);
-          total += p;
-          points[0].push(Date.now() / 1000); points[1].push(p); points[2].push(f);
-          if (points[0].length > 60) points.forEach(function (a) { a.shift(); });
-          plot.setData(points);
-          live.setAttribute("data-points", String(points[0].length));
-          live.setAttribute("data-processed", String(total));
+        readings.push({ t: now, p: s.processed, f: s.failed });
+        live.setAttribute("data-readings", String(readings.length));
+        var WINDOW = windowSec();
+        while (readings.length > 2 && now - readings[1].t >= WINDOW + interval) readings.shift();
+        // The reading nearest WINDOW seconds back: the rate over the whole heartbeat window, never part of one.
+        var from = null;
+        for (var i = 0; i < readings.length - 1; i++) {
+          if (now - readings[i].t >= WINDOW - interval / 2 && (!from || Math.abs(now - readings[i].t - WINDOW) < Math.abs(now - from.t - WINDOW))) from = readings[i];
         }
-        last = s;
+        if (from && status) status.textContent = "";
+        live.setAttribute("data-processed", String(counted));
+        if (!from) return;
+        var span = now - from.t;
+        points[0].push(now); points[1].push((s.processed - from.p) / span); points[2].push((s.failed - from.f) / span);
+        while (points[0].length && points[0][0] < now - SPAN) points.forEach(function (a) { a.shift(); });
+        plot.setData(points);
+        live.setAttribute("data-points", String(points[0].length));
+        live.edgekiqSeries = { rates: points[1].slice(), deltas: raw.slice(), window: WINDOW, interval: interval };
       });
     }).catch(function () { /* the next tick tries again */ });
   };

@@ -14,7 +14,7 @@ export const STYLE_CSS: string = `
 @media (prefers-color-scheme:dark){:root{--bg:#0f1318;--panel:#171c23;--text:#e6e9ee;--muted:#9aa5b4;--line:#29313b;
 --accent:#2dd4bf;--accent-soft:#123330;--danger:#f97066;--danger-soft:#3a1d1b;--warn:#fdb022;--warn-soft:#3a2a10;--ok:#32d583;
 --code:#11161c;--shadow:none;--c0:#2dd4bf;--c1:#a78bfa;--c2:#fbbf24;--c3:#60a5fa;--c4:#f472b6}}
-*{box-sizing:border-box}
+*{box-sizing:border-box}[hidden]{display:none!important}
 html{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--text);background:var(--bg)}
 body{margin:0;min-height:100vh;display:flex;flex-direction:column}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
@@ -87,8 +87,47 @@ input[type=search]{min-width:280px}
 .legend-note{color:var(--muted);font-size:12px}
 details summary{cursor:pointer;color:var(--accent);font-size:12.5px}details[open] summary{margin-bottom:6px}
 .status{font-size:11.5px;font-weight:600;border-radius:4px;padding:1px 6px}.status.quiet{background:var(--warn-soft);color:var(--warn)}
-.status.ok{background:var(--accent-soft);color:var(--accent)}
+.status.ok{background:var(--accent-soft);color:var(--accent)}.status.error{background:var(--danger-soft);color:var(--danger)}
+.status.pending{background:var(--code);color:var(--muted);border:1px dashed var(--muted)}
 .confirm{max-width:560px;margin:40px auto}
+.when{display:inline-flex;flex-direction:column;line-height:1.3}.abs{display:block;color:var(--muted);font-size:11px;
+font-variant-numeric:tabular-nums}.abs span{white-space:nowrap}td.num .abs{text-align:right}
+.pager .pages{display:flex;gap:4px;align-items:center;flex-wrap:wrap}.pager .btn.current{background:var(--accent-soft);
+border-color:var(--accent);color:var(--accent);cursor:default}.pager .gap{color:var(--muted);padding:0 2px}
+.pager .jump{display:flex;gap:4px}.pager .jump input{width:5.5em;font:inherit;font-size:13px;padding:4px 6px;
+border:1px solid var(--line);border-radius:6px;background:var(--panel);color:var(--text)}
+.pager{flex-wrap:wrap}
+tr:target{background:var(--warn-soft)}
+body[data-page=dashboard] .summary{display:none}
+.nav-toggle{position:absolute;width:1px;height:1px;opacity:0;pointer-events:none}.nav-button{display:none}
+@media (max-width:720px){
+.top{gap:8px 12px;padding:6px 12px;min-height:0}
+.nav-button{display:inline-block;order:2;border:1px solid var(--line);border-radius:6px;padding:5px 11px;
+font-weight:500;cursor:pointer}.nav-button::after{content:" ▾";color:var(--muted)}
+.nav-toggle:focus-visible+.nav-button{outline:2px solid var(--accent)}
+.brand{margin-right:auto}.live{order:1;margin-left:0}
+.nav{display:none;order:3;flex-basis:100%;flex-direction:column;gap:0;padding-bottom:6px}
+.nav-toggle:checked~.nav{display:flex}.nav a{padding:9px 4px;border-bottom:1px solid var(--line)}
+.nav a.active{border-bottom-color:var(--line);color:var(--accent)}
+.summary{display:grid;grid-template-columns:repeat(4,1fr);padding:0 4px}.summary a{min-width:0;padding:5px 8px}
+.summary b{font-size:15px}.summary span{font-size:11px}
+main{padding:12px}
+.panel{padding:12px}.cards{gap:8px;grid-template-columns:repeat(3,1fr)}.card{padding:8px 10px;min-width:0}
+.card b{font-size:16px;overflow:hidden;text-overflow:ellipsis}.head{gap:8px}
+input[type=search]{min-width:0;flex:1}.head>form.actions{flex:1 1 100%}
+.panel.flush table:not(.kv) thead{display:none}
+.panel.flush table:not(.kv),.panel.flush table:not(.kv) tbody{display:block}
+.panel.flush table:not(.kv) tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 12px;padding:10px 12px;
+border-bottom:1px solid var(--line)}
+.panel.flush table:not(.kv) td{display:block;border:0;padding:0;max-width:100%;min-width:0}
+.panel.flush table:not(.kv) td.args{flex:1 1 100%;max-width:none}
+.panel.flush table:not(.kv) td.num{text-align:left}.panel.flush table:not(.kv) td.num .abs{text-align:left}
+.panel.flush table:not(.kv) td[data-label]::before{content:attr(data-label) " ";color:var(--muted);font-size:12px}
+.panel.flush table:not(.kv) td:last-child:has(form){margin-left:auto}
+.kv th{width:110px}
+.pager{justify-content:flex-start}.pager span.where{flex-basis:100%}
+.confirm{margin:16px auto}
+}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:8px}.swatch.c0{background:var(--c0)}
 .swatch.c1{background:var(--c1)}.swatch.c2{background:var(--c2)}.swatch.c3{background:var(--c3)}.swatch.c4{background:var(--c4)}
 .u-legend{font-size:12.5px;color:var(--text)}.u-legend th{background:transparent;text-transform:none;letter-spacing:0;font-weight:500}

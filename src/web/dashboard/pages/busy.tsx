@@ -6,12 +6,13 @@
  */
 import type { Child } from "hono/jsx";
 import type { StatsSnapshot } from "../../../api/stats.ts";
-import type { Process } from "../../../api/worker_process.ts";
+import type { Process } from "../../../api/sidekiq_process.ts";
 import type { Work } from "../../../api/workers.ts";
 import { formatArgs, formatCount, formatKib } from "../format.ts";
 import { Layout } from "../layout.tsx";
 import type { View } from "../view.ts";
 import { ConfirmForm, Empty, Time } from "../widgets.tsx";
+import type { WorkAction } from "../dashboard_feature.ts";
 
 /** Props of {@link BusyPage}. */
 export interface BusyProps {
@@ -21,6 +22,13 @@ export interface BusyProps {
   work: Work[];
   token: string;
   notice?: { text: string; error?: boolean };
+  /** Features' buttons on each running job's row (Cancel). */
+  actions?: readonly WorkAction[];
+  /**
+   * A Quiet or Stop this browser just sent (to `target`, or to every process
+   * listed): shown as requested until a heartbeat confirms it.
+   */
+  pending?: { action: "quiet" | "stop"; target?: string };
 }
 
 /** A process's capsules (Sidekiq 7+, edgekiq) as "name: concurrency", else its queues. */
@@ -35,6 +43,50 @@ function capsules(p: Process): string[] {
   return [];
 }
 
+/** One running job's buttons (features' work actions), one form each: every form names its own route. */
+function jobActions(base: string, token: string, actions: readonly WorkAction[], w: Work): Child {
+  const jid = w.payload.jid;
+  if (!jid) return null;
+  const job = { jid, className: w.payload.klass ?? "(unknown)" };
+  return actions.map((a) => (
+    <ConfirmForm
+      action={base + a.path}
+      token={token}
+      fields={{ jid }}
+      buttons={[{ value: a.value, label: a.label, confirm: a.confirm(job), danger: a.danger }]}
+    />
+  ));
+}
+
+/**
+ * A job's latest `ctx.progress()` value as one short line (JSX escapes it):
+ * a number or text as it is, anything else as JSON, cut to 100 characters;
+ * "–" when it reported none.
+ */
+function formatProgress(progress: unknown): string {
+  if (progress === undefined || progress === null) return "–";
+  const text = typeof progress === "string" ? progress : JSON.stringify(progress);
+  return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+}
+
+/** The Quiet or Stop sent to `p` and not yet confirmed by its heartbeat, if any. */
+function pendingFor(p: Process, pending: BusyProps["pending"]): "quiet" | "stop" | undefined {
+  if (!pending || (pending.target ?? p.identity) !== p.identity) return undefined;
+  // The process reads its signal at its next beat and reports quiet at the one after; a stopped one leaves the list.
+  return pending.action === "stop" || !p.isQuiet ? pending.action : undefined;
+}
+
+/** A "quiet requested" or "stop requested" mark. */
+function Pending(props: { process: Process; pending: BusyProps["pending"] }): Child {
+  const pending = pendingFor(props.process, props.pending);
+  if (!pending) return null;
+  return (
+    <span class="status pending" title="Sent; waiting for the process's next heartbeat to confirm it">
+      {pending === "quiet" ? "quiet requested" : "stop requested"}
+    </span>
+  );
+}
+
 /**
  * The page.
  *
@@ -45,6 +97,7 @@ function capsules(p: Process): string[] {
  */
 export function BusyPage(props: BusyProps): Child {
   const { view, processes, work } = props;
+  const actions = props.actions ?? [];
   const threads = processes.reduce((n, p) => n + p.concurrency, 0);
   const busy = processes.reduce((n, p) => n + p.busy, 0);
   const rss = processes.reduce((n, p) => n + p.rss, 0);
@@ -122,19 +175,20 @@ export function BusyPage(props: BusyProps): Child {
                       <b>{`${p.hostname ?? "?"}:${p.pid ?? "?"}`}</b> {p.tag ? <span class="tag">{p.tag}</span> : null}
                       {p.labels.map((l, i) => <span key={i} class="tag">{l}</span>)}
                       {p.isQuiet ? <span class="status quiet">quiet</span> : null}
+                      <Pending process={p} pending={props.pending} />
                       <div class="muted small mono">{p.identity}</div>
                       <div class="muted small">
                         {[...capsules(p), `queues: ${p.queues.join(", ") || "–"}`].join(" · ")}
                         {p.version ? ` · v${p.version}` : ""}
                       </div>
                     </td>
-                    <td>
+                    <td data-label="Started">
                       <Time at={p.startedAt} now={view.now} />
                     </td>
-                    <td class="num">{formatCount(p.concurrency)}</td>
-                    <td class="num">{formatCount(p.busy)}</td>
-                    <td class="num nowrap">{formatKib(p.rss)}</td>
-                    <td>
+                    <td class="num" data-label="Concurrency">{formatCount(p.concurrency)}</td>
+                    <td class="num" data-label="Busy">{formatCount(p.busy)}</td>
+                    <td class="num nowrap" data-label="RSS">{formatKib(p.rss)}</td>
+                    <td data-label="Last beat">
                       <Time at={p.beat} now={view.now} />
                     </td>
                     <td>
@@ -143,7 +197,9 @@ export function BusyPage(props: BusyProps): Child {
                         : (
                           <form method="post" action={action} class="inline actions">
                             <input type="hidden" name="identity" value={p.identity} />
-                            {p.isQuiet ? null : <button type="submit" name="action" value="quiet">Quiet</button>}
+                            {p.isQuiet || pendingFor(p, props.pending)
+                              ? null
+                              : <button type="submit" name="action" value="quiet">Quiet</button>}
                             <button type="submit" name="action" value="stop" class="danger">Stop</button>
                           </form>
                         )}
@@ -167,7 +223,9 @@ export function BusyPage(props: BusyProps): Child {
                 <th>Queue</th>
                 <th>Job</th>
                 <th>Arguments</th>
+                <th>Progress</th>
                 <th>Started</th>
+                {actions.length ? <th></th> : null}
               </tr>
             </thead>
             <tbody>
@@ -181,13 +239,16 @@ export function BusyPage(props: BusyProps): Child {
                     <a href={`${view.base}/queues/${encodeURIComponent(w.queue)}`}>{w.queue}</a>
                   </td>
                   <td>
-                    <b>{w.payload.klass ?? "(unknown)"}</b>
+                    <b>{w.payload.klass ?? "(unknown)"}</b>{" "}
+                    {w.stopping !== undefined ? <span class="status quiet" title={w.stopping}>stopping</span> : null}
                     <div class="muted small mono">{w.payload.jid ?? ""}</div>
                   </td>
                   <td class="args mono">{formatArgs(w.payload.args)}</td>
+                  <td class="mono small">{formatProgress(w.progress)}</td>
                   <td>
                     <Time at={w.runAt} now={view.now} />
                   </td>
+                  {actions.length ? <td class="num">{jobActions(view.base, props.token, actions, w)}</td> : null}
                 </tr>
               ))}
             </tbody>

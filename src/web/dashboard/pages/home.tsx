@@ -1,6 +1,7 @@
 /**
  * The Dashboard page: the counters, a live chart of jobs processed and
- * failed per poll (the script polls `/stats`), the daily history for 7 to
+ * failed per second (the script polls `/stats` and averages over 20 s, so
+ * the heartbeats' steps do not show as spikes), the daily history for 7 to
  * 180 days, and facts about Redis.
  *
  * @module
@@ -71,24 +72,31 @@ export function HomePage(props: HomeProps): Child {
       <div class="panel">
         <div class="head">
           <h2>Live</h2>
-          <label class="actions small muted" hidden>
-            Poll every
-            <select id="interval" name="interval">
-              {[2, 5, 10, 20].map((s) => (
-                <option key={s} value={String(s)} selected={s === view.interval}>{`${s} s`}</option>
-              ))}
-            </select>
-          </label>
+          <div class="actions">
+            <button type="button" id="live-zone" class="small" hidden>Show local time</button>
+            <label class="actions small muted" hidden>
+              Poll every
+              <select id="interval" name="interval">
+                {[2, 5, 10, 20].map((s) => (
+                  <option key={s} value={String(s)} selected={s === view.interval}>{`${s} s`}</option>
+                ))}
+              </select>
+            </label>
+          </div>
         </div>
-        <div class="chart" id="live-chart" data-points="1" data-processed="0">
+        <div class="chart" id="live-chart" data-points="0" data-processed="0">
           <noscript>
             <div class="nojs">
               The live chart needs JavaScript. The counters above are current as of this page load.
             </div>
           </noscript>
         </div>
+        <p class="legend-note" id="live-status" aria-live="polite"></p>
         <p class="legend-note">
-          Jobs processed and failed per poll ({LIVE_INTERVAL.min}–{LIVE_INTERVAL.max} s), while this tab is visible.
+          Jobs processed and failed per second, each point averaged over the 20 s before it, polled every{" "}
+          {LIVE_INTERVAL.min}–{LIVE_INTERVAL.max}{" "}
+          s while this tab is visible. Workers add their counts with each heartbeat (every 10 s by default), so a
+          shorter average would swing between nothing and double. Times are UTC unless you pick local time.
         </p>
       </div>
       <div class="grid2">

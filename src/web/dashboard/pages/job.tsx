@@ -8,7 +8,7 @@ import type { Child } from "hono/jsx";
 import type { SortedEntry } from "../../../api/sorted_entry.ts";
 import type { StatsSnapshot } from "../../../api/stats.ts";
 import { formatCount, prettyJson } from "../format.ts";
-import { entryKey, type JobSetKind } from "../job_sets.ts";
+import { entryKey, entryQuestion, type JobSetKind } from "../job_sets.ts";
 import { Layout } from "../layout.tsx";
 import type { View } from "../view.ts";
 import { Time } from "../widgets.tsx";
@@ -21,6 +21,8 @@ export interface JobProps {
   entry: SortedEntry;
   /** The decoded backtrace, or why it could not be shown. */
   backtrace: { lines: string[] } | { error: string } | null;
+  /** Features' sections for this job (a batch's, a flow's), shown below its fields. */
+  sections?: Child[];
 }
 
 /**
@@ -45,8 +47,15 @@ export function JobPage(props: JobProps): Child {
           <span>{klass}</span>
         </h1>
         <form method="post" action={action} class="actions">
+          <input type="hidden" name="confirm" value="" />
           {kind.entryActions.map((a) => (
-            <button type="submit" name="action" value={a.action} class={a.danger ? "danger" : "primary"}>
+            <button
+              type="submit"
+              name="action"
+              value={a.action}
+              class={a.danger ? "danger" : "primary"}
+              data-confirm={entryQuestion(kind, a.action, 1)}
+            >
               {a.label}
             </button>
           ))}
@@ -136,6 +145,7 @@ export function JobPage(props: JobProps): Child {
           </tbody>
         </table>
       </div>
+      {props.sections ?? null}
       {props.backtrace
         ? (
           <div class="panel">
@@ -148,7 +158,23 @@ export function JobPage(props: JobProps): Child {
         : null}
       <div class="panel">
         <h2>Payload</h2>
-        <pre>{entry.item ? prettyJson(entry.item) : entry.value}</pre>
+        {entry.item && entry.item.error_backtrace !== undefined && props.backtrace && "lines" in props.backtrace
+          ? (
+            <>
+              <pre>{prettyJson({ ...entry.item, error_backtrace: undefined })}</pre>
+              <p class="legend-note">
+                Its <span class="mono">error_backtrace</span>
+                {typeof entry.item.error_backtrace === "string"
+                  ? ` (${formatCount(entry.item.error_backtrace.length)} characters, compressed)`
+                  : ""} is shown above, decoded.
+              </p>
+              <details>
+                <summary>The raw payload, as stored</summary>
+                <pre>{entry.value}</pre>
+              </details>
+            </>
+          )
+          : <pre>{entry.item ? prettyJson(entry.item) : entry.value}</pre>}
       </div>
     </Layout>
   );

@@ -1,6 +1,9 @@
 /**
  * The Retries, Scheduled and Dead pages: a paged list sorted by time, a
  * `substr` filter, selectable rows with bulk actions, and actions on all.
+ * A filter scans a bounded part of the set per request: the page says where
+ * it stopped and offers to continue from there, and Live Poll pauses while a
+ * filter is set (each poll would scan again).
  *
  * @module
  */
@@ -8,11 +11,11 @@ import type { Child } from "hono/jsx";
 import type { SortedEntry } from "../../../api/sorted_entry.ts";
 import type { StatsSnapshot } from "../../../api/stats.ts";
 import { formatArgs, formatCount, truncate } from "../format.ts";
-import { entryKey, type JobSetKind } from "../job_sets.ts";
+import { entryKey, entryQuestion, type JobSetKind } from "../job_sets.ts";
 import { Layout } from "../layout.tsx";
 import { MAX_FILTER_LENGTH } from "../params.ts";
 import type { View } from "../view.ts";
-import { ConfirmForm, Empty, Pager, Time } from "../widgets.tsx";
+import { ConfirmForm, Empty, Pager, pastTheEnd, Time } from "../widgets.tsx";
 
 /** Props of {@link JobSetPage}. */
 export interface JobSetProps {
@@ -24,6 +27,11 @@ export interface JobSetProps {
   total: number;
   /** Whether a filter stopped at its cap before scanning everything. */
   capped: boolean;
+  /**
+   * Where a filtered search started (`"0"`: the beginning), where it stopped
+   * (`"0"`: it scanned to the end) and about how many entries it looked at.
+   */
+  search?: { from: string; next: string; examined: number };
   substr: string;
   order: "asc" | "desc";
   page: number;
@@ -42,10 +50,12 @@ export interface JobSetProps {
  */
 export function JobSetPage(props: JobSetProps): Child {
   const { view, kind, entries, substr } = props;
+  const search = props.search ?? { from: "0", next: "0", examined: 0 };
   const path = `${view.base}/${kind.section}`;
-  const query = (page: number, order = props.order) => {
+  const query = (page: number, order = props.order, scan = search.from) => {
     const q = new URLSearchParams();
     if (substr) q.set("substr", substr);
+    if (substr && scan !== "0") q.set("scan", scan);
     if (order !== kind.order) q.set("order", order);
     if (page > 1) q.set("page", String(page));
     if (props.count !== 25) q.set("count", String(props.count));
@@ -58,7 +68,14 @@ export function JobSetPage(props: JobSetProps): Child {
     ? props.stats.scheduledSize
     : props.stats.deadSize;
   return (
-    <Layout view={view} section={kind.section} heading={kind.title} stats={props.stats} notice={props.notice} live>
+    <Layout
+      view={view}
+      section={kind.section}
+      heading={kind.title}
+      stats={props.stats}
+      notice={props.notice}
+      live={substr ? "paused" : true}
+    >
       <div class="head">
         <h1>
           {kind.title}
@@ -79,10 +96,18 @@ export function JobSetPage(props: JobSetProps): Child {
       </div>
       <div class="panel flush">
         <form method="post" action={path}>
+          <input type="hidden" name="confirm" value="" />
           <div class="bar">
             <div class="actions">
               {kind.entryActions.map((a) => (
-                <button type="submit" name="action" value={a.action} class={a.danger ? "danger" : undefined}>
+                <button
+                  type="submit"
+                  name="action"
+                  value={a.action}
+                  class={a.danger ? "danger" : undefined}
+                  data-confirm={entryQuestion(kind, a.action, 1)}
+                  data-confirm-many={entryQuestion(kind, a.action, "{n}")}
+                >
                   {a.label}
                 </button>
               ))}
@@ -98,11 +123,15 @@ export function JobSetPage(props: JobSetProps): Child {
             ? (
               <Empty
                 title={substr
-                  ? `No ${kind.noun}s match “${truncate(substr, 60)}”`
+                  ? `No ${kind.nouns} match “${truncate(substr, 60)}”`
                   : props.page > 1
-                  ? "No entries on this page"
-                  : `No ${kind.noun}s`}
-                detail={substr ? "The filter matches any part of the job's JSON." : kind.empty}
+                  ? `Page ${formatCount(props.page)} is past the end`
+                  : `No ${kind.nouns}`}
+                detail={substr
+                  ? "The filter matches any part of the job's JSON, ignoring case."
+                  : props.page > 1
+                  ? pastTheEnd(props.total, props.count, kind.noun, kind.nouns)
+                  : kind.empty}
               />
             )
             : (
@@ -160,7 +189,9 @@ export function JobSetPage(props: JobSetProps): Child {
                             </td>
                           )
                           : null}
-                        {kind.section === "retries" ? <td class="num">{formatCount(e.retryCount ?? 0)}</td> : null}
+                        {kind.section === "retries"
+                          ? <td class="num" data-label="Retries">{formatCount(e.retryCount ?? 0)}</td>
+                          : null}
                       </tr>
                     );
                   })}
@@ -170,6 +201,21 @@ export function JobSetPage(props: JobSetProps): Child {
         </form>
         <Pager page={props.page} count={props.count} total={props.total} href={(p) => query(p)} />
       </div>
+      {substr && (search.next !== "0" || search.from !== "0")
+        ? (
+          <div class="actions">
+            <span class="muted small">
+              {search.from !== "0" ? "Continued from where the last search stopped. " : ""}
+              {search.next !== "0"
+                ? `The search stopped after about ${formatCount(search.examined)} of ${
+                  formatCount(size)
+                } entries; more may match.`
+                : "The search reached the end of the set."}
+            </span>
+            {search.next !== "0" ? <a class="btn" href={query(1, props.order, search.next)}>Continue search</a> : null}
+          </div>
+        )
+        : null}
       {size > 0
         ? (
           <div class="actions">

@@ -34,7 +34,8 @@ export function MessagePage(props: { view: View; heading: string; message: strin
 }
 
 /**
- * Asks again before an "all" action, repeating the submitted form with
+ * Asks before a destructive action the browser did not confirm (no script
+ * ran), repeating the submitted form, every value of each field, with
  * `confirm=1`.
  *
  * @example
@@ -43,7 +44,13 @@ export function MessagePage(props: { view: View; heading: string; message: strin
  * ```
  */
 export function ConfirmPage(
-  props: { view: View; question: string; action: string; fields: Record<string, string>; back: string },
+  props: {
+    view: View;
+    question: string;
+    action: string;
+    fields: Record<string, string | readonly string[]>;
+    back: string;
+  },
 ): Child {
   return (
     <Layout view={props.view} section="none" heading="Confirm">
@@ -51,9 +58,9 @@ export function ConfirmPage(
         <h1>Are you sure?</h1>
         <p>{props.question}</p>
         <form method="post" action={props.action} class="actions">
-          {Object.entries(props.fields).map(([name, value]) => (
-            <input key={name} type="hidden" name={name} value={value} />
-          ))}
+          {Object.entries(props.fields).flatMap(([name, values]) =>
+            [values].flat().map((value, i) => <input key={`${name}-${i}`} type="hidden" name={name} value={value} />)
+          )}
           <input type="hidden" name="confirm" value="1" />
           <button type="submit" class="danger">Yes, do it</button>
           <a class="btn" href={props.back}>Cancel</a>

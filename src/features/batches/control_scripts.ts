@@ -1,0 +1,151 @@
+/**
+ * The batch feature's small scripts: cancel a batch, and read what a worker
+ * keeps of a batch chain (its callbacks' queues, whether it is a flow,
+ * whether it is cancelled).
+ *
+ * @module
+ */
+import { defineScript, type ScriptRedis } from "../../transport/script.ts";
+import type { RedisReply } from "../../transport/redis_values.ts";
+import { pairs } from "../../transport/reply_readers.ts";
+
+/**
+ * Marks a batch cancelled: its queued jobs are skipped when fetched, its
+ * running ones see `ctx.stopping`, its callbacks (and its children's) are
+ * not pushed.
+ *
+ * KEYS: the batch's hash, the cancelled index.
+ * ARGV: bid, now (ms).
+ * Reply: 1 if the batch exists (cancelled now or before), 0 if not.
+ */
+export const CANCEL_BATCH = defineScript<boolean>({
+  name: "cancelBatch",
+  idempotent: true,
+  keys: ["batch", "cancelled batches"],
+  argv: ["bid", "now"],
+  lua: `
+local exp = redis.call("HGET", KEYS[1], "exp")
+if not exp then return 0 end
+redis.call("HSETNX", KEYS[1], "cancelled", ARGV[2])
+redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", ARGV[2])
+redis.call("ZADD", KEYS[2], tonumber(ARGV[2]) + tonumber(exp), ARGV[1])
+return 1
+`,
+  twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
+    const exp = redis.call("HGET", keys[0], "exp") as string | null;
+    if (exp === null) return 0;
+    redis.call("HSETNX", keys[0], "cancelled", argv[1]);
+    redis.call("ZREMRANGEBYSCORE", keys[1], "-inf", argv[1]);
+    redis.call("ZADD", keys[1], Number(argv[1]) + Number(exp), argv[0]);
+    return 1;
+  },
+  decode: (reply) => Number(reply) === 1,
+});
+
+/** What a worker keeps of one batch. */
+export interface BatchInfo {
+  /** Whether it exists (a job of an expired batch counts nowhere). */
+  readonly exists: boolean;
+  /** The queues its callbacks go to. */
+  readonly queues: readonly string[];
+  /** Whether it is a flow (its jobs' return values are kept). */
+  readonly flow: boolean;
+  /** Whether it was cancelled. */
+  readonly cancelled: boolean;
+}
+
+const FIELDS = ["exp", "cbq:complete", "cbq:success", "cbq:death", "flow", "cancelled"];
+
+/**
+ * Reads each batch of a chain.
+ *
+ * KEYS: one batch hash per batch.
+ * ARGV: none.
+ * Reply: per batch, its exp, callback queues (complete, success, death), flow and cancelled fields.
+ */
+export const READ_BATCH_INFO = defineScript<BatchInfo[]>({
+  name: "readBatchInfo",
+  idempotent: true,
+  keys: ["...batch"],
+  argv: [],
+  lua: `
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call("HMGET", KEYS[i], "${FIELDS.join('", "')}")
+end
+return out
+`,
+  twin(redis: ScriptRedis, keys: string[]): RedisReply {
+    return keys.map((key) => redis.call("HMGET", key, ...FIELDS));
+  },
+  decode(reply) {
+    return (reply as (string | null)[][]).map((row) => {
+      const queues = [...new Set(row.slice(1, 4).filter((q): q is string => typeof q === "string"))];
+      return {
+        exists: typeof row[0] === "string",
+        queues,
+        flow: typeof row[4] === "string",
+        cancelled: typeof row[5] === "string",
+      };
+    });
+  },
+});
+
+/** A flow's children as its batch keeps them: jid (null: not pushed), class, and a sub-flow's batch id. */
+export type FlowOrder = ([jid: string | null, className: string] | [jid: string, className: string, bid: string])[];
+
+/** A flow's children as its parent job reads them. */
+export interface FlowChildrenReply {
+  /** Per child, in the order the flow named them. */
+  readonly order: Readonly<FlowOrder>;
+  /** Per child in order: its state in the batch (null: not registered). */
+  readonly states: readonly (string | null)[];
+  /** jid -> return value JSON. */
+  readonly results: Readonly<Record<string, string>>;
+  /** jid -> failure JSON. */
+  readonly failed: Readonly<Record<string, string>>;
+}
+
+/**
+ * Reads a flow batch's children for its parent job.
+ *
+ * KEYS: the batch's hash, members, failures, results.
+ * ARGV: none.
+ * Reply: the order JSON (false if none), then per child in order its state,
+ * then the results hash and the failures hash, flat.
+ */
+export const READ_FLOW_CHILDREN = defineScript<FlowChildrenReply | undefined>({
+  name: "readFlowChildren",
+  idempotent: true,
+  keys: ["batch", "members", "failed", "results"],
+  argv: [],
+  lua: `
+local order = redis.call("HGET", KEYS[1], "order")
+if not order then return false end
+local states = {}
+for i, entry in ipairs(cjson.decode(order)) do
+  local jid = entry[1]
+  states[i] = type(jid) == "string" and redis.call("HGET", KEYS[2], jid) or false
+end
+return {order, states, redis.call("HGETALL", KEYS[4]), redis.call("HGETALL", KEYS[3])}
+`,
+  twin(redis: ScriptRedis, keys: string[]): RedisReply {
+    const order = redis.call("HGET", keys[0], "order") as string | null;
+    if (order === null) return null;
+    const states = (JSON.parse(order) as [string | null, string][]).map(([jid]) =>
+      typeof jid === "string" ? redis.call("HGET", keys[1], jid) : null
+    );
+    return [order, states, redis.call("HGETALL", keys[3]), redis.call("HGETALL", keys[2])];
+  },
+  decode(reply) {
+    if (!Array.isArray(reply)) return undefined;
+    const [order, states, results, failed] = reply as [string, (string | null)[], string[], string[]];
+    const hash = (flat: string[]) => Object.fromEntries(pairs(flat).map(([field, value]) => [field, String(value)]));
+    return {
+      order: JSON.parse(order),
+      states: states.map((s) => (typeof s === "string" ? s : null)),
+      results: hash(results),
+      failed: hash(failed),
+    };
+  },
+});

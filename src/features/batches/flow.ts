@@ -1,0 +1,241 @@
+/**
+ * Flows (BullMQ's `FlowProducer`) on the batch model: a job with children
+ * is a batch whose members are its children and whose success callback is
+ * the job itself, so it runs once every child has succeeded, exactly once,
+ * and reads their return values (kept only for flows' jobs). A child with
+ * children of its own is a child batch, to any depth. Each child's failure
+ * policy says what its death does to its parent: fail it (BullMQ's
+ * `failParentOnFailure`, the default: the parent goes to the dead set
+ * without running), ignore it (`ignoreDependencyOnFailure`: the parent runs
+ * when the others succeed) or continue (`continueParentOnFailure`: the
+ * parent runs at once).
+ *
+ * @module
+ */
+import type { Client } from "../../client.ts";
+import { BatchError, PayloadError } from "../../errors.ts";
+import type { AnyJob, JobContext } from "../../job.ts";
+import { pushTarget } from "../../push_options.ts";
+import { describeValue } from "../../describe_value.ts";
+import { sanitize } from "../../sanitize.ts";
+import {
+  type Batch,
+  type BatchRuntime,
+  type BatchScope,
+  builtCallbacks,
+  newBatch,
+  newChild,
+  type PolicyCode,
+  setFlowOrder,
+  withPolicy,
+} from "./batch.ts";
+import { callbackMark, type JobSpecTuple } from "./callbacks.ts";
+import { type FlowOrder, READ_FLOW_CHILDREN } from "./control_scripts.ts";
+
+/** What a child's death does to its parent: fail it (default), ignore it, or start the parent at once. */
+export type FlowPolicy = "fail" | "ignore" | "continue";
+
+/** One job of a flow, and the jobs it waits for. */
+export interface FlowNode {
+  /** The job: `[job, args?, options?]` (options: queue, retry, extra). */
+  readonly job: JobSpecTuple;
+  /** Jobs that must succeed before this one runs; it reads their return values. */
+  readonly children?: readonly FlowNode[];
+  /** What this job's death does to its parent; default `"fail"`. */
+  readonly onFailure?: FlowPolicy;
+}
+
+/** Options of a flow. */
+export interface FlowOptions {
+  /** Shown on the dashboard. */
+  readonly description?: string;
+  /** How long its data is kept, seconds; default the feature's (30 days). */
+  readonly expiresIn?: number;
+}
+
+/** A flow, made. */
+export interface Flow {
+  /** The top job's jid. */
+  readonly jid: string;
+  /** The batch its children are counted in (undefined for a flow without children: a plain push). */
+  readonly bid: string | undefined;
+}
+
+/** One child of a flow's job, as the job reads it. */
+export interface FlowChild {
+  /** Its jid; null if it was not pushed (a unique job's duplicate, or a middleware stopped it). */
+  readonly jid: string | null;
+  readonly className: string;
+  /** For a child with children of its own: the batch they are counted in. */
+  readonly bid?: string;
+  /**
+   * `succeeded`; `failed` (it failed and the parent runs anyway: policy
+   * continue); `ignored` (it died, policy ignore); `waiting` (not finished:
+   * policy continue started the parent early); `skipped` (not pushed).
+   */
+  readonly state: "succeeded" | "failed" | "ignored" | "waiting" | "skipped";
+  /** What it returned (`succeeded`). */
+  readonly value?: unknown;
+  /** What failed (`failed`, `ignored`). */
+  readonly error?: { readonly errorClass: string; readonly errorMessage: string; readonly dead: boolean };
+}
+
+const POLICIES: Readonly<Record<FlowPolicy, PolicyCode>> = { fail: "", ignore: "i", continue: "c" };
+
+/**
+ * Makes a flow: every batch, every child pushed, the parents kept in their
+ * batches until their children succeed.
+ *
+ * @example
+ * ```ts
+ * const flow = await createFlow(client, runtime, { job: [Report, [id]], children: [{ job: [Part, [1]] }] }, {});
+ * ```
+ */
+export async function createFlow(
+  client: Client<object>,
+  runtime: BatchRuntime,
+  node: FlowNode,
+  options: FlowOptions,
+): Promise<Flow> {
+  checkNode(node, "flow");
+  if (!node.children?.length) {
+    const [job, args = [], pushOptions] = node.job;
+    const jid = await client.push(job as string, args, pushOptions ?? {});
+    if (jid === null) {
+      throw new BatchError(`Cannot make the flow as its only job was not pushed (a middleware stopped it)`);
+    }
+    return { jid, bid: undefined };
+  }
+  const batch = newBatch(
+    client,
+    runtime,
+    { description: options.description, expiresIn: options.expiresIn, callbacks: { success: node.job } },
+    { policy: "" },
+  );
+  await fill(batch, node);
+  return { jid: builtCallbacks(batch).success!.jid, bid: batch.bid };
+}
+
+/** Pushes a node's children into its batch (leaves in one bulk push per job and policy), sub-flows as child batches. */
+async function fill(batch: Batch, node: FlowNode): Promise<void> {
+  const children = node.children!;
+  await batch.add(async (scope: BatchScope) => {
+    const order: FlowOrder = new Array(children.length);
+    const groups = new Map<string, { job: AnyJob | string; policy: PolicyCode; args: unknown[][]; at: number[] }>();
+    const subflows: Promise<void>[] = [];
+    children.forEach((child, i) => {
+      const [job, args = [], options] = child.job;
+      const policy = POLICIES[child.onFailure ?? "fail"];
+      const className = pushTarget(job).className;
+      if (child.children?.length) {
+        const sub = newChild(scope, { callbacks: { success: child.job } }, { policy });
+        subflows.push(
+          fill(sub, child).then(() => void (order[i] = [builtCallbacks(sub).success!.jid, className, sub.bid])),
+        );
+        return;
+      }
+      if (options !== undefined) {
+        subflows.push(
+          withPolicy(scope, policy).push(job as string, args, options).then((jid) =>
+            void (order[i] = [jid!, className])
+          ),
+        );
+        return;
+      }
+      const key = `${policy}\u0000${typeof job === "string" ? `name:${job}` : `def:${className}`}`;
+      let group = groups.get(key);
+      if (!group) groups.set(key, group = { job, policy, args: [], at: [] });
+      group.args.push(args as unknown[]);
+      group.at.push(i);
+    });
+    for (const group of groups.values()) {
+      const jids = await withPolicy(scope, group.policy).pushBulk(group.job as string, group.args);
+      jids.forEach((jid, n) => (order[group.at[n]] = [jid!, pushTarget(group.job).className]));
+    }
+    await Promise.all(subflows);
+    setFlowOrder(batch, order);
+  });
+}
+
+function checkNode(node: FlowNode, path: string): void {
+  if (typeof node !== "object" || node === null || !Array.isArray(node.job)) {
+    throw new PayloadError(
+      `Cannot make the flow as ${path} must be { job: [job, args?, options?], children?, onFailure? }: current value is ${
+        describeValue(node)
+      }`,
+    );
+  }
+  pushTarget(node.job[0]);
+  if (node.onFailure !== undefined && !Object.hasOwn(POLICIES, node.onFailure)) {
+    throw new PayloadError(
+      `Cannot make the flow as ${path}.onFailure must be "fail", "ignore" or "continue": current value is ${
+        describeValue(node.onFailure)
+      }`,
+    );
+  }
+  if (node.children !== undefined && !Array.isArray(node.children)) {
+    throw new PayloadError(
+      `Cannot make the flow as ${path}.children must be an array: current value is ${describeValue(node.children)}`,
+    );
+  }
+  node.children?.forEach((child, i) => checkNode(child, `${path}.children[${i}]`));
+}
+
+/**
+ * The children of the flow job running as `ctx`, in the order the flow
+ * named them, with their return values (one command).
+ *
+ * @example
+ * ```ts
+ * const [a, b] = (await readChildren(ctx)).map((child) => child.value);
+ * ```
+ */
+export async function readChildren(
+  ctx: Pick<JobContext, "payload" | "jid" | "transport" | "keys">,
+): Promise<FlowChild[]> {
+  const mark = callbackMark(ctx.payload);
+  if (!mark || mark.event !== "success") {
+    throw new BatchError(
+      `Cannot read the children of job ${
+        sanitize(ctx.payload.class, 100)
+      } ${ctx.jid} as it is not a flow's job with children`,
+    );
+  }
+  const k = ctx.keys;
+  const reply = await ctx.transport.script(READ_FLOW_CHILDREN, [
+    k.batch(mark.bid),
+    k.batchJobs(mark.bid),
+    k.batchFailed(mark.bid),
+    k.batchResults(mark.bid),
+  ], []);
+  if (!reply) {
+    throw new BatchError(`Cannot read the children of job ${ctx.jid} as its flow ${mark.bid} is gone (it expired)`);
+  }
+  return reply.order.map(([jid, className, bid], i): FlowChild => {
+    if (jid === null) return { jid, className, state: "skipped" };
+    const own = bid === undefined ? {} : { bid };
+    const state = reply.states[i];
+    const failure = reply.failed[jid];
+    const error = failure === undefined ? undefined : parseFailure(failure);
+    if (state?.[0] === "2") {
+      return error ? { jid, className, ...own, state: "ignored", error } : {
+        jid,
+        className,
+        ...own,
+        state: "succeeded",
+        value: jid in reply.results ? JSON.parse(reply.results[jid]) : undefined,
+      };
+    }
+    if (state?.[0] === "1") return { jid, className, ...own, state: "failed", error };
+    return { jid, className, ...own, state: "waiting" };
+  });
+}
+
+function parseFailure(raw: string): { errorClass: string; errorMessage: string; dead: boolean } {
+  try {
+    const info = JSON.parse(raw);
+    return { errorClass: String(info.class), errorMessage: String(info.message), dead: info.dead === true };
+  } catch {
+    return { errorClass: "Error", errorMessage: raw, dead: false };
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The fetcher: the Redis side of one capsule's fetching, as Sidekiq's fetch
+ * strategies are. Two implement it: {@link ReliableFetch} (the default: a
+ * job stays in Redis, held by this process, until its outcome is durable)
+ * and `BasicFetch` (Sidekiq OSS's pop: a crash mid-job loses the job). The
+ * {@link Feeder} drives it; neither keeps a job itself.
+ *
+ * @module
+ */
+import type { UnitOfWork } from "./unit_of_work.ts";
+
+/** What one {@link Fetcher.take} got. */
+export interface Take {
+  readonly units: UnitOfWork[];
+  /** False when this process's entry had expired: beat before fetching again. */
+  readonly alive: boolean;
+  /**
+   * The held hashes had been recovered by another process (this one stalled
+   * past its TTL) and were registered again: jobs held from before may be
+   * back on their queues.
+   */
+  readonly reregistered: boolean;
+}
+
+/**
+ * A fetch strategy.
+ *
+ * @example
+ * ```ts
+ * const fetcher: Fetcher = reliable ? new ReliableFetch(options) : new BasicFetch(options);
+ * const { units } = await fetcher.take(10, 10);
+ * ```
+ */
+export interface Fetcher {
+  /** The capsule's distinct queue names. */
+  readonly queues: readonly string[];
+  /** Each queue's weight. */
+  readonly weights: Readonly<Record<string, number>>;
+  /** The queue mode (`strict`, `weighted`, `random`). */
+  readonly mode: string;
+  /** The keys this strategy holds jobs under (reliable fetch's held hashes; none for basic). */
+  readonly heldKeys: readonly string[];
+  /** The key a unit of `queue` is held under, for a script that settles it; undefined with basic fetch. */
+  heldKeyOf(queue: string): string | undefined;
+  /** Registers what this process holds, so another recovers it if this one dies. */
+  register(): Promise<void>;
+  /** Sends pending acks and takes up to `max` jobs; the first `startNow` start at once (poison-pill counting). */
+  take(max: number, startNow?: number): Promise<Take>;
+  /** Waits once (abortably) for a job on one of the queues, and takes it. */
+  block(signal: AbortSignal): Promise<UnitOfWork[]>;
+  /** Records a finished job, sent with the next call; `mayBeRequeued` acknowledges it by its payload. */
+  ack(unit: UnitOfWork, mayBeRequeued: boolean): void;
+  /** Records that a job started (jobs start in token order). */
+  started(unit: UnitOfWork): void;
+  /** Writes that a recovered job started, before it runs. */
+  writeStart(unit: UnitOfWork): Promise<void>;
+  /** Deletes `key` if it still holds `value`, with the next call. */
+  releaseLater(key: string, value: string): void;
+  /** Sends what is pending (acks, releases, marks) on its own. */
+  flush(): Promise<void>;
+  /** Puts jobs back at the front of their queues; resolves to how many went back. */
+  requeue(units: readonly UnitOfWork[]): Promise<number>;
+  /** At a clean stop: gives back whatever is still held and unregisters; resolves to how many went back. */
+  release(): Promise<number>;
+}

@@ -1,0 +1,433 @@
+/**
+ * Reliable fetch, the default strategy (Sidekiq Pro's super_fetch idea, on
+ * held hashes): a job moves atomically from its queue into this capsule's
+ * held hash under a short token, and leaves it only when acknowledged, so a
+ * crash loses nothing; survivors recover the hashes of dead processes. It
+ * takes batches, blocks when asked, acknowledges, requeues and releases; it
+ * keeps no job itself (the `Feeder` holds and hands them out).
+ *
+ * Faults: transports never resend a fetch whose reply was lost. The fetcher
+ * remembers the tokens such a request may have taken and releases them with
+ * its next call: whatever it took goes back to the queue, and a late run of
+ * the lost request takes nothing. Acks are idempotent (`HDEL`) and are sent
+ * again after a failure. A job whose bytes are not UTF-8 is never handed out:
+ * it is buried as it is (`scripts/bury_invalid.ts`, the poller's rule).
+ *
+ * @module
+ */
+import type { Keys } from "../keys.ts";
+import { AckBook } from "./ack_book.ts";
+import type { Logger } from "../logger.ts";
+import { buryInvalidUtf8 } from "../scripts/bury_invalid.ts";
+import { FETCH, type FetchResult } from "../scripts/fetch.ts";
+import { BATCH_SPAN, QUEUES_FIELD } from "../scripts/held.ts";
+import { startingNow } from "../scripts/recovered_mark.ts";
+import { RELEASE } from "../scripts/release.ts";
+import { REQUEUE } from "../scripts/requeue.ts";
+import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
+import type { Fetcher, Take } from "./fetcher.ts";
+import type { QueueList } from "./queues.ts";
+import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
+import { pausedWait } from "./pause_wait.ts";
+import { QueueStates } from "./queue_states.ts";
+
+/**
+ * Up to this many queues, every fetch names all of a capsule's queues;
+ * beyond it, one found empty sits out for {@link EMPTY_FOR_MS} while others
+ * have work (docs/performance.md, "Queues").
+ */
+export const FEW_QUEUES = 16;
+
+/**
+ * How long a queue found empty is left out of a busy capsule's fetches
+ * (with more than {@link FEW_QUEUES} queues): a job pushed to it meanwhile
+ * waits at most this much longer, and only while the capsule has other
+ * work; an idle capsule asks every queue.
+ */
+export const EMPTY_FOR_MS = 50;
+
+/** Options for a fetch strategy. */
+export interface FetcherOptions {
+  transport: Transport;
+  keys: Keys;
+  /** The owning process's identity (names the held hashes). */
+  identity: string;
+  /** The capsule's name (names the held hashes). */
+  capsule: string;
+  queues: QueueList;
+  /** Seconds a blocking fetch waits when idle (TCP only); Sidekiq's 2. */
+  blockSeconds: number;
+  /** Seconds the process entry lives: every fetch renews it (a fetching process is alive). */
+  ttl: number;
+  /** Where buried jobs whose bytes are not UTF-8 are reported. */
+  logger?: Logger;
+}
+
+/**
+ * Fetches and acknowledges jobs for one capsule, reliably.
+ *
+ * @example
+ * ```ts
+ * const fetcher = new ReliableFetch({ transport, keys: keys(), identity, capsule: "default",
+ *   queues: parseQueues(["default"]), blockSeconds: 2, ttl: 60 });
+ * const { units } = await fetcher.take(10, 10);
+ * fetcher.ack(units[0], false);
+ * await fetcher.flush();
+ * ```
+ */
+export class ReliableFetch implements Fetcher {
+  #options: FetcherOptions;
+  #names: readonly string[];
+  #index = new Map<string, number>();
+  #queueKeys: string[];
+  #held: string;
+  #landingKeys: string[];
+  /** The next batch id; job i of batch b has token `b * 1000 + i`. */
+  #next = 1;
+  #acks = new AckBook();
+  #released: number[] = [];
+  #unlocks: Array<[key: string, value: string]> = [];
+  #landing: [queueIndex: number, batch: number] | undefined;
+  #mark = 0;
+  #sentMark = 0;
+  /** A call on its way that carries the started mark up to `upTo`. */
+  #markWrite: { upTo: number; done: Promise<void> } | undefined;
+  #rotation = 0;
+  /** Paused and broken queues: a blocking fetch watches neither. */
+  #states: QueueStates;
+  /** When each queue was last found empty (ms): with many queues, one found empty is not named again for a while. */
+  #emptyAt = new Map<string, number>();
+
+  constructor(options: FetcherOptions) {
+    this.#options = options;
+    const k = options.keys;
+    this.#names = options.queues.names;
+    this.#names.forEach((q, i) => this.#index.set(q, i + 1));
+    this.#queueKeys = this.#names.map((q) => k.queue(q));
+    this.#held = k.held(options.identity, options.capsule);
+    this.#landingKeys = this.#names.map((q) => k.landing(this.#held, q));
+    this.#states = new QueueStates(options.logger, (q) => k.queue(q));
+  }
+
+  /** The capsule's distinct queue names. */
+  get queues(): readonly string[] {
+    return this.#names;
+  }
+
+  /** Each queue's weight. */
+  get weights(): Readonly<Record<string, number>> {
+    return this.#options.queues.weights;
+  }
+
+  /** The queue mode. */
+  get mode(): string {
+    return this.#options.queues.mode;
+  }
+
+  /** The held hash: one per capsule. */
+  get heldKeys(): readonly string[] {
+    return [this.#held];
+  }
+
+  /** The held hash jobs of `queue` are taken into. */
+  heldKeyOf(queue: string): string | undefined {
+    return this.#index.has(queue) ? this.#held : undefined;
+  }
+
+  /**
+   * Registers the held hash (and the queues recovery must name with it), so
+   * another process recovers it if this one dies. Every fetch re-registers
+   * it if it was lost, so this is only the first registration.
+   */
+  async register(): Promise<void> {
+    await this.#options.transport.pipeline([
+      ["HSET", this.#held, QUEUES_FIELD, this.#names.join(",")],
+      ["HSET", this.#options.keys.heldRegistry, this.#held, this.#options.identity],
+    ]);
+  }
+
+  /**
+   * Records a finished job; it is sent with the next fetch or flush. A job
+   * that may have been put back on its queue meanwhile (hard shutdown, or
+   * recovered while this process stalled) is acknowledged with its payload,
+   * so the requeued copy is taken back if it has not started elsewhere.
+   */
+  ack(unit: UnitOfWork, mayBeRequeued: boolean): void {
+    const id = Math.floor(unit.token / BATCH_SPAN);
+    this.#acks.ack(this.#index.get(unit.queue)!, id, unit.token % BATCH_SPAN, unit.raw, mayBeRequeued);
+  }
+
+  /**
+   * Deletes `key` if it still holds `value`, with the next call: a lock a
+   * job's middleware let go of, at no Redis command of its own.
+   */
+  releaseLater(key: string, value: string): void {
+    this.#unlocks.push([key, value]);
+  }
+
+  /**
+   * Records that a job started here. Jobs start in token order, so one mark
+   * (sent with the next call) tells recovery which held jobs were running.
+   */
+  started(unit: UnitOfWork): void {
+    if (unit.token > this.#mark) this.#mark = unit.token;
+  }
+
+  /**
+   * Writes that `unit` started, before it runs: a recovered job may be the
+   * pill that killed its last process, and a pill that kills this one too
+   * before the next call would otherwise die uncounted. Starts recorded
+   * meanwhile share one call.
+   */
+  writeStart(unit: UnitOfWork): Promise<void> {
+    if (unit.token <= this.#sentMark) return Promise.resolve();
+    const pending = this.#markWrite;
+    if (pending && pending.upTo >= unit.token) return pending.done;
+    const write = {
+      upTo: this.#mark,
+      done: this.flush().finally(() => {
+        if (this.#markWrite === write) this.#markWrite = undefined;
+      }),
+    };
+    this.#markWrite = write;
+    return write.done;
+  }
+
+  /**
+   * Sends pending acks and takes up to `max` jobs (at most 1,000) in one
+   * round trip; the first `startNow` of them start at once (for poison-pill
+   * counting).
+   */
+  async take(max: number, startNow = 0): Promise<Take> {
+    return this.#call(max, startNow, false);
+  }
+
+  async #call(max: number, startNow: number, all: boolean): Promise<Take> {
+    max = Math.min(max, BATCH_SPAN);
+    const batch = this.#next;
+    if (max > 0) this.#next++;
+    const acks = this.#acks.take(all);
+    const named = this.#named(max > 0, acks.queues);
+    const position = new Map(named.map((qi, p) => [qi, p + 1]));
+    const mark = this.#mark > this.#sentMark ? this.#mark : 0;
+    const k = this.#options.keys;
+    const landing = this.#landing;
+    const argv: RedisArg[] = [
+      this.#options.identity,
+      this.#options.ttl,
+      max,
+      batch,
+      Math.min(startNow, max),
+      mark,
+      landing ? position.get(landing[0])! : 0,
+      landing?.[1] ?? 0,
+      Date.now() / 1000,
+      this.#unlocks.length,
+      k.queue(""),
+      this.#names.join(","),
+      ...this.#unlocks.map(([, value]) => value),
+      this.#released.length,
+      ...this.#released,
+      ...acks.args((qi) => position.get(qi)!),
+    ];
+    const sent = { released: this.#released, unlocks: this.#unlocks };
+    this.#released = [];
+    this.#unlocks = [];
+    this.#landing = undefined;
+    let result;
+    const started = Date.now();
+    try {
+      result = await this.#options.transport.script(FETCH, [
+        k.process(this.#options.identity),
+        k.heldRegistry,
+        k.dead,
+        this.#held,
+        k.paused,
+        landing ? this.#landingKeys[landing[0] - 1] : this.#held,
+        ...named.map((qi) => this.#queueKeys[qi - 1]),
+        ...sent.unlocks.map(([key]) => key),
+      ], argv);
+    } catch (error) {
+      // Not done, or done with the reply lost: acks are sent again (they
+      // are idempotent), and whatever this request may have taken is released.
+      acks.restore();
+      this.#released.unshift(...sent.released);
+      this.#unlocks.unshift(...sent.unlocks);
+      if (max > 0) this.#released.push(batch);
+      this.#landing ??= landing;
+      throw error;
+    }
+    acks.confirm();
+    this.#noteQueues(named, result, started);
+    if (mark) this.#sentMark = mark;
+    // Run before: what that run took is held but was never seen here. Give it back.
+    if (result.replayed) this.#released.push(batch);
+    if (!result.alive) return { units: [], alive: false, reregistered: false };
+    // Recovered while stalled: what was held is back on its queues.
+    if (result.reregistered) this.#acks.forget();
+    if (result.jobs.length === 0) return { units: [], alive: true, reregistered: result.reregistered };
+    const qi = named[result.queueIndex];
+    const queue = this.#names[qi - 1];
+    this.#acks.track(qi, batch, result.jobs.length);
+    // The script recorded these as started.
+    const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, startNow) - 1;
+    if (startedHere >= batch * BATCH_SPAN && startedHere > this.#sentMark) this.#sentMark = startedHere;
+    const units = result.jobs.map((raw, i) => unitOfWork(queue, raw, batch * BATCH_SPAN + i));
+    // Bytes that are not UTF-8 (U+FFFD in the text) are buried as they are; a failed check gives the batch back.
+    const { kept, buried } = await buryInvalidUtf8(this.#options.transport, [this.#held, k.dead], batch, units).catch(
+      (error) => {
+        this.#released.push(batch);
+        this.#acks.putBack(batch, units.length);
+        throw error;
+      },
+    );
+    for (const unit of buried) this.ack(unit, false);
+    if (buried.length) {
+      this.#options.logger?.error("jobs not valid UTF-8 buried as they are", { queue, count: buried.length });
+    }
+    return { units: kept, alive: true, reregistered: result.reregistered };
+  }
+
+  /**
+   * The queues (1-based indexes) a call names, in the order to try them.
+   * Every queue, unless the capsule has more than {@link FEW_QUEUES} and the
+   * call takes jobs: then a queue found empty within the last
+   * {@link EMPTY_FOR_MS} is left out while others are named, so a busy
+   * capsule of 1,000 queues pays for the few that have work, not for the
+   * rest. A call that releases a lost batch (whose queue it cannot know)
+   * names every queue; one that acknowledges a requeued copy, or adopts a
+   * landed job, names that queue too.
+   */
+  #named(taking: boolean, needed: ReadonlySet<number>): number[] {
+    const order = this.#options.queues.order().map((q) => this.#index.get(q)!);
+    if (this.#names.length <= FEW_QUEUES || !taking || this.#released.length > 0) return order;
+    const now = Date.now();
+    const named = order.filter((qi) => {
+      const at = this.#emptyAt.get(this.#names[qi - 1]);
+      return at === undefined || now - at >= EMPTY_FOR_MS || needed.has(qi);
+    });
+    // All found empty a moment ago: ask them all (this is the call that goes idle or blocks).
+    if (named.length === 0) return order;
+    if (this.#landing && !named.includes(this.#landing[0])) named.push(this.#landing[0]);
+    return named;
+  }
+
+  /** Takes in what a call found about the queues it named: paused, broken, empty. */
+  #noteQueues(named: readonly number[], result: FetchResult, sentAt: number): void {
+    const names = named.map((qi) => this.#names[qi - 1]);
+    for (const queue of names) this.#emptyAt.delete(queue);
+    for (const p of result.empty) this.#emptyAt.set(names[p], sentAt);
+    this.#states.note(names, {
+      paused: result.paused.map((p) => names[p]),
+      broken: result.broken.map((p) => names[p]),
+    });
+  }
+
+  /**
+   * Waits once (up to `blockSeconds`) for a job on one of the queues, in turn,
+   * and takes it. `signal` cuts the wait short; once this settles nothing
+   * more can be taken by it. Returns the job, or nothing.
+   */
+  async block(signal: AbortSignal): Promise<UnitOfWork[]> {
+    if (signal.aborted) return [];
+    const order = this.#options.queues.order();
+    // BLMOVE watches one list: rotate through the queues (in this fetch's
+    // weighted order) so every queue is watched in turn; the batch fetch
+    // before each block checks all of them. The job lands in a transit list
+    // under a token assigned now; the next call adopts it into the held hash.
+    const watchable = this.#states.watchable(order);
+    if (watchable.length === 0) {
+      // Every queue is paused: wait as a block would, and ask again (the next fetch says when one is resumed).
+      await pausedWait(this.#options.blockSeconds, signal);
+      return [];
+    }
+    const queue = watchable[this.#rotation++ % watchable.length];
+    const qi = this.#index.get(queue)!;
+    const batch = this.#next++;
+    // Named to the next call only once the command is over: a call made
+    // meanwhile (a suspect's flush) would find the landing list still empty,
+    // and the job landing after it would be adopted by no one.
+    let raw: RedisReply;
+    try {
+      // Once this settles the command is over on the server; a job that won
+      // the race against an abort is returned, and ours like any other.
+      raw = await this.#options.transport.block([
+        "BLMOVE",
+        this.#queueKeys[qi - 1],
+        this.#landingKeys[qi - 1],
+        "RIGHT",
+        "LEFT",
+        this.#options.blockSeconds,
+      ], { signal });
+    } catch (error) {
+      // Reply lost: a job may have landed that nobody runs. Adopt it and
+      // give it back with the next call.
+      this.#landing = [qi, batch];
+      this.#released.push(batch);
+      throw error;
+    }
+    if (typeof raw !== "string") return [];
+    this.#landing = [qi, batch];
+    if (raw.includes("\uFFFD")) {
+      // Maybe not UTF-8: back through its queue with the next call, to be checked in a batch.
+      this.#released.push(batch);
+      return [];
+    }
+    this.#acks.track(qi, batch, 1);
+    return [unitOfWork(queue, raw, batch * BATCH_SPAN)];
+  }
+
+  /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
+  async flush(): Promise<void> {
+    const idle = this.#acks.pending === 0 && this.#released.length === 0 &&
+      this.#unlocks.length === 0 && !this.#landing &&
+      this.#mark <= this.#sentMark;
+    if (!idle) await this.#call(0, 0, true);
+  }
+
+  /**
+   * Puts jobs back at the front of their queues, in their order. With
+   * reliable fetch only jobs still held go back (never one already
+   * acknowledged or recovered). Returns how many went back.
+   */
+  async requeue(units: readonly UnitOfWork[]): Promise<number> {
+    if (units.length === 0) return 0;
+    const landing = this.#landing;
+    const argv: RedisArg[] = [landing?.[0] ?? 0, landing?.[1] ?? 0, this.#options.keys.queue("")];
+    const groups = new Map<number, number[]>();
+    for (const u of units) {
+      const id = Math.floor(u.token / BATCH_SPAN);
+      const group = groups.get(id);
+      if (group) group.push(u.token % BATCH_SPAN);
+      else groups.set(id, [u.token % BATCH_SPAN]);
+    }
+    for (const [id, indexes] of groups) {
+      argv.push(this.#index.get(units.find((u) => Math.floor(u.token / BATCH_SPAN) === id)!.queue)!, id);
+      argv.push(indexes.length, ...indexes);
+    }
+    const n = await this.#options.transport.script(REQUEUE, [
+      this.#held,
+      landing ? this.#landingKeys[landing[0] - 1] : this.#held,
+      ...this.#queueKeys,
+    ], argv);
+    this.#landing = undefined;
+    // Put back (or no longer held anyway): settled, as far as this process goes.
+    for (const [id, indexes] of groups) this.#acks.putBack(id, indexes.length);
+    return n;
+  }
+
+  /**
+   * At a clean stop: sends pending acks, then gives back whatever the held
+   * hash still holds and drops its registration, in one call. Returns how
+   * many jobs went back.
+   */
+  async release(): Promise<number> {
+    await this.flush().catch(() => {}); // the release below returns what an unsent ack would have removed
+    const k = this.#options.keys;
+    return await this.#options.transport.script(
+      RELEASE,
+      [this.#held, k.heldRegistry, ...this.#queueKeys, ...this.#landingKeys],
+      [k.queue("")],
+    );
+  }
+}

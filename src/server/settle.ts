@@ -1,0 +1,227 @@
+/**
+ * Settling a job: making its decided outcome durable before it may be
+ * acknowledged. The outcome was decided and serialised once (`retry.ts`);
+ * here it is written, and written again while Redis fails transiently, as
+ * the same bytes through a script that applies once (`scripts/settle.ts`),
+ * so no failure and no lost reply can walk a job through its retries or
+ * give it two retry entries. Features' outcome writes go first (they apply
+ * once by contract); the job stays held until everything is written.
+ *
+ * @module
+ */
+import { deadTrim, type DeathHandler } from "../dead_set_rules.ts";
+import type { Keys } from "../keys.ts";
+import type { JobPayload } from "../payload.ts";
+import { SETTLE } from "../scripts/settle.ts";
+import { BATCH_SPAN } from "../scripts/held.ts";
+import type { Command, RedisArg, Transport } from "../transport/transport.ts";
+import type { Script } from "../transport/script.ts";
+import { TransportError } from "../transport/transport_error.ts";
+import type { UnitOfWork } from "./unit_of_work.ts";
+import type { OutcomeWrite } from "./worker_feature.ts";
+
+/**
+ * What to do with a unit once it has been processed: acknowledge it, put it
+ * back on its queue (cut off by hard shutdown), or leave it held (its
+ * outcome could not be written before hard shutdown; the release at stop or
+ * recovery gives it back).
+ */
+export type UnitOutcome = "ack" | "requeue" | "abandon";
+
+/** A write Redis refuses in a way no retry can fix (a key of the wrong type), with Redis's error. */
+export interface Unwritable {
+  readonly unwritable: unknown;
+}
+
+/** An entry a job's outcome writes: to `retry`, `dead` or `schedule`, scored in epoch seconds. */
+export interface SettleEntry {
+  readonly target: "retry" | "dead" | "schedule";
+  readonly score: number;
+  readonly json: string;
+}
+
+/** Everything a {@link Settler} needs. */
+export interface SettlerOptions {
+  transport: Transport;
+  keys: Keys;
+  /** The held hash a unit of `queue` was fetched into; undefined with basic fetch. */
+  heldKey: (queue: string) => string | undefined;
+  /** Fires at hard shutdown: writing gives up ("abandon"). */
+  signal: AbortSignal;
+  deathHandlers: readonly DeathHandler[];
+  onError: (error: unknown, context: Record<string, unknown>) => void;
+}
+
+/** Longest pause between attempts to write an outcome, ms. */
+const MAX_WRITE_BACKOFF_MS = 5000;
+
+/** Most coalesced writes in one call (a bound on one script's KEYS and running time). */
+const MAX_COALESCED = 500;
+
+/** Coalesced writes of one script waiting for the call on its way to return. */
+interface Lane {
+  busy: boolean;
+  waiting: { write: OutcomeWrite; done: (error?: unknown) => void }[];
+}
+
+/**
+ * Writes outcomes durably, once.
+ *
+ * @example
+ * ```ts
+ * const settler = new Settler({ transport, keys: keys(), heldKey, signal, deathHandlers: [], onError });
+ * await settler.settle(unit, { target: "retry", score: at, json }, "writing retry"); // "ack"
+ * ```
+ */
+export class Settler {
+  #options: SettlerOptions;
+  #lanes = new Map<Script<unknown>, Lane>();
+
+  constructor(options: SettlerOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Writes `entry` for `unit` and marks it done, in one step that applies
+   * once. A transient failure (connection, failover, OOM) is retried with
+   * backoff for as long as the process runs; the job stays held and owned.
+   * One that can never succeed (a key of the wrong type) resolves to
+   * {@link Unwritable} for the caller to bury the job instead.
+   */
+  settle(unit: UnitOfWork, entry: SettleEntry, what: string): Promise<UnitOutcome | Unwritable> {
+    const { transport, keys } = this.#options;
+    const key = keys[entry.target];
+    const trim = entry.target === "dead" ? deadTrim(entry.score) : [];
+    const held = this.#options.heldKey(unit.queue);
+    const write = held === undefined
+      // Basic fetch holds nothing: the same bytes again are the same member, at most one entry.
+      ? () => transport.pipeline(plainWrite(key, entry, trim), { atomic: true })
+      : () =>
+        transport.script(SETTLE, [held, keys.queue(unit.queue), key], [
+          Math.floor(unit.token / BATCH_SPAN),
+          unit.token % BATCH_SPAN,
+          unit.raw,
+          entry.score,
+          entry.json,
+          ...trim,
+        ]);
+    return this.durably(unit, what, write);
+  }
+
+  /**
+   * Features' outcome writes, each applied once by contract, all sent
+   * together; a coalescing write shares its call with the same script's
+   * writes of other jobs finishing at the same moment.
+   */
+  writeFeatures(unit: UnitOfWork, writes: readonly OutcomeWrite[]): Promise<UnitOutcome | Unwritable> {
+    const { transport } = this.#options;
+    return this.durably(
+      unit,
+      "writing features' outcome",
+      () =>
+        Promise.all(
+          writes.map((w) => (w.coalesce ? this.#coalesced(w) : transport.script(w.script, w.keys, w.args))),
+        ),
+    );
+  }
+
+  /**
+   * Sends `write` now if no call of its script is on its way, else with
+   * every write of that script made meanwhile in one call once it returns.
+   * A failed call fails each of its writes (each is retried by its own
+   * `durably`, and applies once).
+   */
+  #coalesced(write: OutcomeWrite): Promise<void> {
+    let lane = this.#lanes.get(write.script);
+    if (!lane) this.#lanes.set(write.script, lane = { busy: false, waiting: [] });
+    const promise = new Promise<void>((resolve, reject) => {
+      lane.waiting.push({ write, done: (error) => (error === undefined ? resolve() : reject(error)) });
+    });
+    if (!lane.busy) void this.#flush(write.script, lane);
+    return promise;
+  }
+
+  async #flush(script: Script<unknown>, lane: Lane): Promise<void> {
+    lane.busy = true;
+    while (lane.waiting.length) {
+      const sent = lane.waiting.splice(0, MAX_COALESCED);
+      const keys: string[] = [];
+      const args: RedisArg[] = [];
+      const placed = new Map<readonly string[], number>();
+      sent.forEach(({ write }, i) => {
+        const earlier = placed.get(write.keys);
+        if (earlier === undefined) {
+          placed.set(write.keys, i + 1);
+          keys.push(...write.keys);
+        }
+        args.push(earlier === undefined ? write.keys.length : -earlier, write.args.length, ...write.args);
+      });
+      let failure: unknown;
+      try {
+        await this.#options.transport.script(script, keys, args);
+      } catch (error) {
+        failure = error ?? new Error("coalesced write failed");
+      }
+      for (const { done } of sent) done(failure);
+    }
+    lane.busy = false;
+  }
+
+  /**
+   * Runs `write` until it succeeds: `"ack"`; until hard shutdown:
+   * `"abandon"`; or until it fails in a way no retry can fix: {@link Unwritable}.
+   */
+  async durably(unit: UnitOfWork, what: string, write: () => Promise<unknown>): Promise<UnitOutcome | Unwritable> {
+    const { signal, onError } = this.#options;
+    let delay = 100;
+    for (;;) {
+      try {
+        await write();
+        return "ack";
+      } catch (error) {
+        if (!transient(error)) {
+          onError(error, { context: what, queue: unit.queue, outcome: "the outcome can never be written" });
+          return { unwritable: error };
+        }
+        onError(error, { context: what, queue: unit.queue });
+        if (signal.aborted) return "abandon";
+        await pause(delay, signal);
+        delay = Math.min(delay * 2, MAX_WRITE_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** Runs the death handlers for a job that died (once its outcome is durable). */
+  async died(payload: JobPayload, error: unknown): Promise<void> {
+    for (const handler of this.#options.deathHandlers) {
+      try {
+        await handler(payload, error);
+      } catch (handlerError) {
+        this.#options.onError(handlerError, { context: "death handler", jid: payload.jid });
+      }
+    }
+  }
+}
+
+function plainWrite(key: string, entry: SettleEntry, trim: number[]): Command[] {
+  const commands: Command[] = [["ZADD", key, entry.score, entry.json]];
+  if (trim.length) commands.push(["ZREMRANGEBYSCORE", key, "-inf", trim[0]], ["ZREMRANGEBYRANK", key, 0, trim[1]]);
+  return commands;
+}
+
+/** Whether a write may succeed if tried again. */
+function transient(error: unknown): boolean {
+  return error instanceof TransportError && error.kind !== "command" && error.kind !== "wrongtype";
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

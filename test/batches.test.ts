@@ -1,0 +1,616 @@
+/**
+ * Batches and flows (issue 27): callbacks fire exactly once after every
+ * job's outcome, registration is atomic (nothing completes before its
+ * seal), counts are exact when an outcome is written twice, jobs reopen
+ * their own batch, children nest three deep and their callbacks run in
+ * their parent, death fires once and a job retried from the dead set
+ * brings success, cancel skips queued jobs, unique jobs compose in one
+ * atomic push, and flows run a parent once with its children's results and
+ * each child's failure policy. On memory, a real redis-server and
+ * @upstash/redis through the REST gateway fixture.
+ */
+import { beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  BatchError,
+  type Client,
+  ConfigError,
+  createClient,
+  defineJob,
+  drain,
+  type JobPayload,
+  pollOnce,
+  silentLogger,
+  type Transport,
+} from "../mod.ts";
+import { batchJobs } from "../src/features/batches/mod.ts";
+import { uniqueJobs } from "../src/features/mod.ts";
+import { DeadSet } from "../src/api/mod.ts";
+import { BatchSet } from "../src/features/batches/mod.ts";
+import type { Batch } from "../src/features/batches/mod.ts";
+import { BATCH_OUTCOME, outcomeItem } from "../src/features/batches/outcome_script.ts";
+import { matrix, waitFor } from "./support/matrix.ts";
+import { testWorker } from "./support/worker.ts";
+
+const batches = batchJobs();
+const unique = uniqueJobs();
+
+/** What the jobs did, in order. */
+let log: string[] = [];
+/** Failures still to throw, by tag. */
+let failing = new Map<string, number>();
+
+const Work = defineJob({
+  name: "Work",
+  retryIn: () => 0,
+  perform(_ctx, tag: string) {
+    const left = failing.get(tag) ?? 0;
+    if (left > 0) {
+      failing.set(tag, left - 1);
+      log.push(`fail ${tag}`);
+      throw new Error(`${tag} failed`);
+    }
+    log.push(`work ${tag}`);
+    return `${tag}!`;
+  },
+});
+const Dies = defineJob({
+  name: "Dies",
+  retry: false,
+  perform(_ctx, tag: string) {
+    if ((failing.get(tag) ?? 0) > 0) {
+      failing.set(tag, failing.get(tag)! - 1);
+      log.push(`die ${tag}`);
+      throw new Error(`${tag} died`);
+    }
+    log.push(`work ${tag}`);
+    return tag;
+  },
+});
+const Callback = defineJob({
+  name: "Callback",
+  retryIn: () => 0,
+  perform(ctx, tag: string) {
+    const left = failing.get(`cb:${tag}`) ?? 0;
+    if (left > 0) {
+      failing.set(`cb:${tag}`, left - 1);
+      throw new Error(`callback ${tag} failed`);
+    }
+    log.push(`${batches.callback(ctx)?.event} ${tag}`);
+  },
+});
+
+for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+  describe(`batches on ${target.name}`, () => {
+    let redis: Transport;
+    let client: Client;
+    /** Jobs defined per test (reopen and nesting need the client). */
+    let extra: ReturnType<typeof defineJob>[] = [];
+
+    /** Drains and polls until nothing is left to run. */
+    async function settle(rounds = 20): Promise<void> {
+      for (let i = 0; i < rounds; i++) {
+        const polled = await pollOnce({ client, features: [batches] });
+        const drained = await drain({
+          transport: redis,
+          jobs: [Work, Dies, Callback, ...extra],
+          features: [batches, unique],
+          budgetMs: 5000,
+          logger: silentLogger,
+          metrics: false,
+        });
+        if (drained.processed === 0 && polled.promoted === 0) return;
+      }
+      throw new Error("jobs still running after 20 rounds");
+    }
+
+    beforeEach(async () => {
+      redis ??= await target.open();
+      await target.flush();
+      client = createClient({ transport: redis, features: [batches, unique] });
+      log = [];
+      failing = new Map();
+      extra = [];
+    });
+
+    it("fires complete then success once, after every job succeeded", async () => {
+      const batch = batches.open(client, {
+        description: "three",
+        callbacks: { complete: [Callback, ["c"]], success: [Callback, ["s"]], death: [Callback, ["d"]] },
+      });
+      await batch.add(async (b) => {
+        await b.pushBulk(Work, [["a"], ["b"]]);
+        await b.push(Work, ["c"]);
+      });
+      const before = await batch.status();
+      assert.equal(before?.total, 3);
+      assert.equal(before?.pending, 3);
+      assert.equal(before?.callbacks.success.state, "waiting");
+      await settle();
+      assert.deepEqual(log.slice(3), ["complete c", "success s"]);
+      const after = await batch.status();
+      assert.equal(after?.pending, 0);
+      assert.equal(after?.failures, 0);
+      assert.ok(after?.succeededAt && after.completedAt);
+      assert.equal(after?.callbacks.success.state, "succeeded");
+      assert.equal(after?.callbacks.death.state, "waiting");
+    });
+
+    it("registration is atomic: jobs that finish before the seal fire nothing; the seal does", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await batch.add(async (b) => {
+        await b.pushBulk(Work, [["a"], ["b"]]);
+        await settle();
+        assert.deepEqual(log, ["work a", "work b"], "no callback while the registration is open");
+        assert.equal((await batch.status())?.openRegistrations, 1);
+      });
+      await settle();
+      assert.deepEqual(log, ["work a", "work b", "success s"]);
+    });
+
+    it("a registration cut off (its function threw) keeps the batch open; add() again carries on and seals", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await assert.rejects(
+        batch.add(async (b) => {
+          await b.push(Work, ["a"]);
+          throw new Error("crashed mid-registration");
+        }),
+        /crashed mid-registration/,
+      );
+      await settle();
+      assert.deepEqual(log, ["work a"], "a half-registered batch never completes");
+      assert.equal((await batch.status())?.openRegistrations, 1);
+      await batch.add((b) => b.push(Work, ["b"]));
+      await settle();
+      assert.deepEqual(log, ["work a", "work b", "success s"]);
+      assert.equal((await batch.status())?.total, 2);
+    });
+
+    it("an outcome written twice (a resend, a job run again) counts once and fires once", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      let jids: (string | null)[] = [];
+      await batch.add(async (b) => void (jids = await b.pushBulk(Work, [["a"], ["b"]])));
+      const item = (jid: string) =>
+        outcomeItem(client.keys, {
+          op: "job",
+          bid: batch.bid,
+          member: jid,
+          level: 1,
+          callback: "",
+          kind: "ok",
+          info: "",
+          result: "",
+          now: Date.now(),
+          queues: ["default"],
+        });
+      const send = (jid: string) => {
+        const { keys, args } = item(jid);
+        return redis.script(BATCH_OUTCOME, keys, [keys.length, args.length, ...args]);
+      };
+      await send(jids[0]!);
+      await send(jids[0]!);
+      assert.equal((await batch.status())?.pending, 1);
+      // Two writes for the last job in one call, as the settler coalesces them.
+      const { keys, args } = item(jids[1]!);
+      await redis.script(BATCH_OUTCOME, [...keys, ...keys], [
+        keys.length,
+        args.length,
+        ...args,
+        keys.length,
+        args.length,
+        ...args,
+      ]);
+      await send(jids[1]!);
+      const status = await batch.status();
+      assert.equal(status?.pending, 0);
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const callbacks = queued.filter((raw) => raw.includes('"class":"Callback"'));
+      assert.equal(callbacks.length, 1, "the success callback is pushed once");
+      // The jobs themselves then run (at-least-once) and change nothing.
+      await settle();
+      assert.equal(log.filter((l) => l === "success s").length, 1);
+      assert.equal((await batch.status())?.total, 2);
+    });
+
+    it("complete fires once every job ran (a failure included); success after its retry succeeds", async () => {
+      failing.set("b", 1);
+      const batch = batches.open(client, {
+        callbacks: { complete: [Callback, ["c"]], success: [Callback, ["s"]] },
+      });
+      await batch.add((b) => b.pushBulk(Work, [["a"], ["b"]]));
+      await drain({ transport: redis, jobs: [Work, Callback], features: [batches], budgetMs: 2000, metrics: false });
+      const mid = await batch.status();
+      assert.equal(mid?.failures, 1);
+      assert.equal(mid?.pending, 1);
+      assert.equal(mid?.failed[0].job, "Work");
+      assert.match(mid?.failed[0].errorMessage ?? "", /b failed/);
+      assert.ok(mid?.completedAt, "complete: every job ran once");
+      assert.equal(mid?.succeededAt, undefined);
+      await settle();
+      assert.deepEqual(log, ["work a", "fail b", "complete c", "work b", "success s"]);
+      const done = await batch.status();
+      assert.equal(done?.failures, 0, "a failure that later succeeded is no longer a failure");
+      assert.equal(done?.failed.length, 0);
+    });
+
+    it("death fires once, on the first job that dies (dropped with retry: false counts as dead)", async () => {
+      failing.set("x", 1);
+      failing.set("y", 1);
+      const batch = batches.open(client, {
+        callbacks: { complete: [Callback, ["c"]], success: [Callback, ["s"]], death: [Callback, ["d"]] },
+      });
+      await batch.add((b) => b.pushBulk(Dies, [["x"], ["y"], ["z"]]));
+      await settle();
+      assert.equal(log.filter((l) => l === "death d").length, 1, "death once, though two jobs died");
+      assert.equal(log.filter((l) => l === "complete c").length, 1);
+      assert.ok(!log.includes("success s"));
+      const dead = await batch.status();
+      assert.equal(dead?.failures, 2);
+      assert.equal(dead?.pending, 2);
+      assert.ok(dead?.failed.every((f) => f.dead));
+      assert.ok(dead?.diedAt);
+      assert.equal(dead?.callbacks.death.state, "succeeded");
+    });
+
+    it("a job dead in the dead set retried from it brings success (Sidekiq Pro's semantics)", async () => {
+      const Fragile = defineJob({
+        name: "Fragile",
+        retry: 0,
+        perform(_ctx, tag: string) {
+          if ((failing.get(tag) ?? 0) > 0) {
+            failing.set(tag, failing.get(tag)! - 1);
+            throw new Error(`${tag} died`);
+          }
+          log.push(`work ${tag}`);
+        },
+      });
+      extra = [Fragile];
+      failing.set("f", 1);
+      const batch = batches.open(client, {
+        callbacks: { complete: [Callback, ["c"]], success: [Callback, ["s"]], death: [Callback, ["d"]] },
+      });
+      await batch.add((b) => b.pushBulk(Fragile, [["f"], ["g"]]));
+      await settle();
+      assert.deepEqual(log.filter((l) => !l.startsWith("work")), ["death d", "complete c"]);
+      const deadSet = new DeadSet(client);
+      assert.equal(await deadSet.size(), 1);
+      await deadSet.retryAll();
+      await settle();
+      assert.deepEqual(log.filter((l) => !l.startsWith("work")), ["death d", "complete c", "success s"]);
+      assert.equal((await batch.status())?.failures, 0);
+    });
+
+    it("a job reopens its own batch: success waits for the jobs it added", async () => {
+      const Spawner = defineJob({
+        name: "Spawner",
+        async perform(ctx, n: number) {
+          log.push(`spawn ${n}`);
+          const own = batches.current(client, ctx)!;
+          await own.add((b) => b.pushBulk(Work, Array.from({ length: n }, (_, i) => [`child${i}`])));
+        },
+      });
+      extra = [Spawner];
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await batch.add((b) => b.push(Spawner, [3]));
+      await settle();
+      assert.equal(log.at(-1), "success s");
+      assert.equal(log.filter((l) => l.startsWith("work child")).length, 3);
+      assert.equal((await batch.status())?.total, 4);
+    });
+
+    it("a job that already finished cannot add to its batch again (a re-run after SIGKILL): nothing is pushed", async () => {
+      let seen: JobPayload | undefined;
+      const Once = defineJob({
+        name: "Once",
+        perform(ctx) {
+          seen = ctx.payload as JobPayload;
+          log.push("once");
+        },
+      });
+      extra = [Once];
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await batch.add((b) => b.push(Once, []));
+      await settle();
+      const rerun = batches.current(client, { jid: seen!.jid, payload: seen!, transport: redis, keys: client.keys })!;
+      let jid: string | null = "unset";
+      await rerun.add(async (b) => void (jid = await b.push(Work, ["late"])));
+      assert.equal(jid, null, "a finished job's push into its batch is refused");
+      assert.equal((await batch.status())?.total, 1);
+      assert.equal(await redis.call("LLEN", "queue:default"), 0);
+    });
+
+    it("nests three deep: each parent's success waits for its children's callbacks, which run in the parent", async () => {
+      const root = batches.open(client, {
+        description: "root",
+        callbacks: { success: [Callback, ["root"]], complete: [Callback, ["root-c"]] },
+      });
+      await root.add(async (r) => {
+        await r.push(Work, ["r1"]);
+        const mid = r.batch({ description: "mid", callbacks: { success: [Callback, ["mid"]] } });
+        await mid.add(async (m) => {
+          await m.push(Work, ["m1"]);
+          const leaf = m.batch({ description: "leaf", callbacks: { success: [Callback, ["leaf"]] } });
+          await leaf.add((l) => l.pushBulk(Work, [["l1"], ["l2"]]));
+        });
+      });
+      await settle();
+      const order = log.filter((l) => l.startsWith("success") || l.startsWith("complete"));
+      assert.deepEqual(order, ["success leaf", "success mid", "complete root-c", "success root"]);
+      const status = await root.status();
+      assert.equal(status?.children, 1);
+      assert.equal(status?.childrenPending, 0);
+      assert.equal(status?.total, 2, "r1 and mid's callback, which ran in root");
+      const kids = await new BatchSet(client).children(root.bid);
+      assert.equal(kids.length, 1);
+      assert.equal((await new BatchSet(client).children(kids[0])).length, 1);
+    });
+
+    it("a child's failing callback holds its parent until it succeeds on retry", async () => {
+      failing.set("cb:mid", 1);
+      const root = batches.open(client, { callbacks: { success: [Callback, ["root"]] } });
+      await root.add(async (r) => {
+        const mid = r.batch({ callbacks: { success: [Callback, ["mid"]] } });
+        await mid.add((m) => m.push(Work, ["m1"]));
+      });
+      await drain({ transport: redis, jobs: [Work, Callback], features: [batches], budgetMs: 2000, metrics: false });
+      assert.deepEqual(log, ["work m1"]);
+      const status = await root.status();
+      assert.equal(status?.failures, 1, "the child's callback failed in the parent");
+      await settle();
+      assert.deepEqual(log, ["work m1", "success mid", "success root"]);
+    });
+
+    it("a callback reopens the overall batch with the next step (Sidekiq Pro's complex workflows)", async () => {
+      const Step = defineJob({
+        name: "Step",
+        async perform(ctx, n: number) {
+          log.push(`step ${n} done`);
+          if (n >= 3) return;
+          const overall = batches.current(client, ctx)!;
+          await overall.add(async (o) => {
+            const next = o.batch({ description: `step ${n + 1}`, callbacks: { success: [Step, [n + 1]] } });
+            await next.add((s) => s.pushBulk(Work, [[`s${n + 1}a`], [`s${n + 1}b`]]));
+          });
+        },
+      });
+      extra = [Step];
+      const overall = batches.open(client, { callbacks: { success: [Callback, ["all"]] } });
+      await overall.add(async (o) => {
+        const first = o.batch({ description: "step 1", callbacks: { success: [Step, [1]] } });
+        await first.add((s) => s.pushBulk(Work, [["s1a"], ["s1b"]]));
+      });
+      await settle();
+      const steps = log.filter((l) => l.startsWith("step") || l.startsWith("success"));
+      assert.deepEqual(steps, ["step 1 done", "step 2 done", "step 3 done", "success all"]);
+    });
+
+    it("a child cannot be opened once its parent's registration is over", async () => {
+      const root = batches.open(client, {});
+      let scope: Parameters<Parameters<Batch["add"]>[0]>[0] | undefined;
+      await root.add((r) => void (scope = r));
+      await assert.rejects(scope!.batch({}).add(() => {}), BatchError);
+      await assert.rejects(scope!.push(Work, ["late"]), /add\(\) has finished/);
+      // Two add()s at once on one handle would share (and one seal) a registration: the second is refused.
+      const shared = batches.open(client, {});
+      let release!: () => void;
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const first = shared.add(() => new Promise<void>((resolve) => (started(), release = resolve)));
+      await assert.rejects(shared.add(() => {}), /another add\(\) on this object runs/);
+      await running;
+      release();
+      await first;
+    });
+
+    it("cancel: queued jobs are skipped when fetched, and no callback runs", async () => {
+      const batch = batches.open(client, { callbacks: { complete: [Callback, ["c"]], success: [Callback, ["s"]] } });
+      await batch.add((b) => b.pushBulk(Work, [["a"], ["b"], ["c"]]));
+      assert.equal(await batch.cancel(), true);
+      await settle();
+      assert.deepEqual(log, []);
+      const status = await batch.status();
+      assert.ok(status?.cancelledAt);
+      assert.equal(status?.pending, 0, "skipped jobs are done");
+      assert.equal(status?.callbacks.success.state, "cancelled");
+      await assert.rejects(batch.add(() => {}), /cancelled/);
+    });
+
+    it("cancel: a running job of the batch sees ctx.stopping (from the worker's heartbeat)", async () => {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const Long = defineJob({
+        name: "Long",
+        async perform(ctx) {
+          started();
+          await new Promise<void>((resolve) => {
+            if (ctx.stopping.aborted) resolve();
+            ctx.stopping.addEventListener("abort", () => resolve(), { once: true });
+          });
+          log.push(`stopped: ${(ctx.stopping.reason as Error)?.message}`);
+        },
+      });
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await batch.add((b) => b.push(Long, []));
+      const worker = testWorker(redis, { jobs: [Long, Callback], features: [batches], heartbeatInterval: 0.2 });
+      await worker.run();
+      try {
+        await running;
+        await batch.cancel();
+        await waitFor(() => log.length > 0, "the job to see ctx.stopping", 10_000);
+      } finally {
+        await worker.stop();
+      }
+      assert.match(log[0], /stopped: its batch .* was cancelled/);
+      assert.ok(!log.includes("success s"), "a cancelled batch's callback does not run");
+    });
+
+    it("a unique job and its batch registration are one atomic push: a duplicate is not registered", async () => {
+      const Only = defineJob({ name: "Only", unique: { for: 60 }, perform(_ctx, _n: number) {} });
+      extra = [Only];
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      let jids: (string | null)[] = [];
+      await batch.add(async (b) => void (jids = await b.pushBulk(Only, [[1], [1], [2]])));
+      assert.equal(jids.filter((j) => j !== null).length, 2);
+      assert.equal((await batch.status())?.total, 2);
+      await settle();
+      assert.deepEqual(log, ["success s"]);
+      await assert.rejects(
+        batch.add(() => {}),
+        /succeeded/,
+      );
+      await assert.rejects(
+        batches.open(client, {}).add((b) => b.push(Only, [3], { uniqueConflict: "replace" })),
+        /uniqueConflict "replace"/,
+      );
+    });
+
+    it("a flow's parent runs once, after its children, and reads their return values in order", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        async perform(ctx, tag: string) {
+          const children = await batches.childResults(ctx);
+          log.push(
+            `${tag} <- ${children.map((c) => `${c.className}:${c.state}:${JSON.stringify(c.value)}`).join(",")}`,
+          );
+          subflows.push(...children.flatMap((c) => (c.bid ? [c.bid] : [])));
+          return `${tag} sum`;
+        },
+      });
+      extra = [Parent];
+      const subflows: string[] = [];
+      const flow = await batches.flow(client, {
+        job: [Parent, ["top"]],
+        children: [
+          { job: [Work, ["a"]] },
+          { job: [Parent, ["mid"]], children: [{ job: [Work, ["x"]] }, { job: [Work, ["y"]] }] },
+          { job: [Work, ["b"]] },
+        ],
+      });
+      assert.match(flow.jid, /^[0-9a-f]{24}$/);
+      await settle();
+      const parents = log.filter((l) => l.includes("<-"));
+      assert.deepEqual(parents, [
+        'mid <- Work:succeeded:"x!",Work:succeeded:"y!"',
+        'top <- Work:succeeded:"a!",Parent:succeeded:"mid sum",Work:succeeded:"b!"',
+      ]);
+      assert.equal(subflows.length, 1, "the top job sees its one child with children of its own");
+      assert.ok(subflows[0].startsWith(`${flow.bid}.`), "as a child batch of its flow");
+      const status = await new BatchSet(client).get(flow.bid!);
+      assert.equal(status?.flow, true);
+      assert.equal(status?.callbacks.success.state, "succeeded");
+      assert.equal(status?.callbacks.success.jid, flow.jid);
+    });
+
+    it("flow policies: a dead child fails its parent (dead set, never run), ignore runs it, continue starts it at once", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        async perform(ctx, tag: string) {
+          const children = await batches.childResults(ctx);
+          log.push(`${tag} <- ${children.map((c) => `${c.state}`).join(",")}`);
+        },
+      });
+      const Slow = defineJob({ name: "Slow", perform: (_ctx, tag: string) => void log.push(`slow ${tag}`) });
+      extra = [Parent, Slow];
+      failing.set("bad1", 1);
+      failing.set("bad2", 1);
+      failing.set("bad3", 1);
+      const failed = await batches.flow(client, {
+        job: [Parent, ["failed"]],
+        children: [{ job: [Dies, ["bad1"]] }, { job: [Work, ["ok1"]] }],
+      });
+      const ignored = await batches.flow(client, {
+        job: [Parent, ["ignored"]],
+        children: [{ job: [Dies, ["bad2"]], onFailure: "ignore" }, { job: [Work, ["ok2"]] }],
+      });
+      await settle();
+      assert.ok(!log.some((l) => l.startsWith("failed <-")), "a failed child keeps its parent from running");
+      assert.ok(log.includes("ignored <- ignored,succeeded"));
+      const dead = await new DeadSet(client).page(0, 100);
+      const parent = dead.find((e) => e.jid === failed.jid);
+      assert.equal(parent?.errorClass, "Edgekiq::ChildFailed");
+      assert.match(parent?.errorMessage ?? "", /child Dies .* \(Error: bad1 died\) failed/);
+      const gone = await new BatchSet(client).get(ignored.bid!);
+      assert.equal(gone?.callbacks.success.state, "succeeded");
+      // continue: the parent starts as soon as the child dies, while another still waits.
+      log = [];
+      await batches.flow(client, {
+        job: [Parent, ["continued"]],
+        children: [{ job: [Dies, ["bad3"]], onFailure: "continue" }, { job: [Slow, ["later"], { queue: "slow" }] }],
+      });
+      await settle();
+      assert.deepEqual(log, ["die bad3", "continued <- failed,waiting"]);
+      await drain({
+        transport: redis,
+        jobs: [Slow],
+        features: [batches],
+        budgetMs: 2000,
+        metrics: false,
+        queues: ["slow"],
+      });
+      await settle();
+      assert.deepEqual(log, ["die bad3", "continued <- failed,waiting", "slow later"], "the parent ran once");
+      // The parent failed by its child, retried from the dead set, runs (with what its children left).
+      log = [];
+      await new DeadSet(client).retryAll();
+      await settle();
+      assert.ok(log.includes("failed <- failed,succeeded"), log.join("|"));
+    });
+
+    it("a failed grandchild fails its parent, which fails the top (each with the reason), policy fail all the way", async () => {
+      const Parent = defineJob({ name: "Parent", perform: (_ctx, tag: string) => void log.push(`ran ${tag}`) });
+      extra = [Parent];
+      failing.set("deep", 1);
+      const flow = await batches.flow(client, {
+        job: [Parent, ["top"]],
+        children: [{ job: [Parent, ["mid"]], children: [{ job: [Dies, ["deep"]] }] }, { job: [Work, ["w"]] }],
+      });
+      await settle();
+      assert.ok(!log.some((l) => l.startsWith("ran")));
+      const dead = await new DeadSet(client).page(0, 100);
+      const top = dead.find((e) => e.jid === flow.jid);
+      assert.equal(top?.errorClass, "Edgekiq::ChildFailed");
+      assert.equal(dead.filter((e) => e.errorClass === "Edgekiq::ChildFailed").length, 2, "mid and top");
+    });
+
+    it("a flow child's return value over the limit fails its parent with a clear error", async () => {
+      const small = batchJobs({ maxResultBytes: 100 });
+      const smallClient = createClient({ transport: redis, features: [small] });
+      const Big = defineJob({ name: "Big", perform: () => "x".repeat(200) });
+      const Parent = defineJob({ name: "Parent", perform: () => void log.push("parent ran") });
+      const flow = await small.flow(smallClient, { job: [Parent, []], children: [{ job: [Big, []] }] });
+      await drain({ transport: redis, jobs: [Big, Parent], features: [small], budgetMs: 2000, metrics: false });
+      assert.deepEqual(log, []);
+      const status = await new BatchSet(client).get(flow.bid!);
+      assert.match(
+        status?.failed[0]?.errorMessage ?? "",
+        /202 bytes of JSON: the limit is 100 \(batchJobs\(\{ maxResultBytes \}\)\)/,
+      );
+      const parent = (await new DeadSet(client).page(0, 100)).find((e) => e.jid === flow.jid);
+      assert.match(parent?.errorMessage ?? "", /202 bytes/);
+    });
+
+    it("return values are kept only for flows' jobs", async () => {
+      const batch = batches.open(client, {});
+      await batch.add((b) => b.push(Work, ["plain"]));
+      await settle();
+      assert.equal(await redis.call("EXISTS", client.keys.batchResults(batch.bid)), 0);
+    });
+
+    it("refuses bad options and clients without the feature, clearly", async () => {
+      assert.throws(() => batches.open(createClient({ transport: redis }), {}), ConfigError);
+      assert.throws(
+        () => batches.open(client, { callbacks: { finish: [Callback, []] } as never }),
+        /unknown event 'finish'/,
+      );
+      assert.throws(() => batches.open(client, { expiresIn: -1 }), /'expiresIn' must be > 0/);
+      await assert.rejects(
+        batches.open(client, { callbacks: { success: [Callback, [42 as unknown as string, new Date()]] } }).add(
+          () => {},
+        ),
+        /args\[1\] is a Date/,
+      );
+      await assert.rejects(client.push(Work, ["x"], { extra: { bid: "abc" } }), /must not set 'bid'/);
+      assert.throws(() => batches.find(client, "not a bid!"), /batch id/);
+    });
+  });
+}

@@ -1,0 +1,426 @@
+/**
+ * The seams a feature plugs into, each through the one `Feature` contract:
+ * composed write guards, option rules, "run later", entry ops in the admin
+ * API, outcome observers and writes, poll tasks (isolated from each other),
+ * lifecycle hooks and dashboard pages.
+ */
+import { it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ConfigError,
+  createClient,
+  createWorker,
+  defineJob,
+  type Feature,
+  PayloadError,
+  RunLater,
+  silentLogger,
+  type Transport,
+  TransportError,
+} from "../mod.ts";
+import { uniqueJobs } from "../src/features/mod.ts";
+import { Queue } from "../src/api/mod.ts";
+import { createJobDefiner, defineScript, GUARD_STATUS, type GuardFragment } from "../src/extend.ts";
+import { drain, pollOnce } from "../mod.ts";
+import { dashboard, lazyRoute } from "./support/dashboard_kit.ts";
+import { heldCount, plantHeld } from "./support/held.ts";
+import { waitFor } from "./support/matrix.ts";
+import { eachTarget } from "./support/targets.ts";
+import { testWorker } from "./support/worker.ts";
+
+/** A guard that counts the jobs it let through, in `tally`. */
+const TALLY: GuardFragment = {
+  name: "tally",
+  keys: 1,
+  args: 0,
+  lua: `
+local function tally_check(j) return PUSHED end
+local function tally_apply(j, status) redis.call("INCR", j.keys[1]) end
+`,
+  twin: { check: () => [GUARD_STATUS.pushed], apply: (redis, j) => void redis.call("INCR", j.keys[0]) },
+};
+
+/** A guard that refuses every job (as a closed batch would). */
+const REFUSE: GuardFragment = {
+  name: "refuse",
+  keys: 0,
+  args: 0,
+  lua: `local function refuse_check(j) return DUPLICATE, "refused" end`,
+  twin: { check: () => [GUARD_STATUS.duplicate, "refused"] },
+};
+
+function guarding(name: string, fragment: GuardFragment, keys: string[] = []): Feature {
+  return { name, client: (_payload, ctx, next) => (ctx.guard?.({ fragment, keys, args: [] }), next()) };
+}
+
+const Sync = defineJob({ name: "Sync", unique: { for: 60 }, perform(_ctx, _id: number) {} });
+
+eachTarget("feature seams", (t) => {
+  it("write guards compose: unique and a second feature's guard in one atomic script per push", async () => {
+    const scripts: string[] = [];
+    const spy = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return (
+            s: { name: string },
+            k: string[],
+            a: unknown[],
+          ) => (scripts.push(s.name), target.script(s as never, k, a as never));
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const client = createClient({ transport: spy, features: [uniqueJobs(), guarding("tally", TALLY, ["tally"])] });
+    assert.equal((await client.pushDetailed(Sync, [1])).status, "pushed");
+    assert.equal((await client.pushDetailed(Sync, [1])).status, "duplicate");
+    assert.equal(await t.redis.call("GET", "tally"), "1", "the second guard applies only once the job is written");
+    assert.deepEqual(scripts, ["guardedPush[tally+unique]", "guardedPush[tally+unique]"]);
+    assert.equal(await t.redis.call("LLEN", "queue:default"), 1);
+  });
+
+  it("a guard that refuses a job leaves every other guard's state untouched (checks come before writes)", async () => {
+    const client = createClient({ transport: t.redis, features: [uniqueJobs(), guarding("refuse", REFUSE)] });
+    const result = await client.pushDetailed(Sync, [2]);
+    assert.deepEqual(result, { jid: null, status: "duplicate", existing: "refused" });
+    assert.deepEqual(await t.redis.call("KEYS", "edgekiq:unique:*"), [], "no lock taken for a job not written");
+    assert.equal(await t.redis.call("LLEN", "queue:default"), 0);
+  });
+
+  it("refuses two guards of one fragment on one write", async () => {
+    const client = createClient({
+      transport: t.redis,
+      features: [guarding("a", TALLY, ["tally"]), guarding("b", TALLY, ["tally"])],
+    });
+    await assert.rejects(
+      client.push("X", []),
+      (e) => e instanceof ConfigError && /twice with guard 'tally'/.test(e.message),
+    );
+  });
+
+  it("a unique push Redis refuses (WRONGTYPE queue) leaves no lock behind", async () => {
+    const Uq = defineJob({ name: "Uq", queue: "uq", unique: { for: 600 }, perform() {} });
+    const client = createClient({ transport: t.redis, features: [uniqueJobs()] });
+    await t.redis.call("SET", "queue:uq", "not a list");
+    await assert.rejects(client.push(Uq, []), (e) => e instanceof TransportError && e.kind === "wrongtype");
+    assert.deepEqual(await t.redis.call("KEYS", "edgekiq:unique:*"), []);
+    await t.redis.call("DEL", "queue:uq");
+    assert.equal((await client.pushDetailed(Uq, [])).status, "pushed", "not a duplicate of a job that exists nowhere");
+  });
+
+  it("replace looks for the waiting copy at most 500 deep from either end of its queue", async () => {
+    const Debounced = defineJob({ name: "Debounced", unique: { for: 600 }, perform(_ctx, _v: number) {} });
+    const client = createClient({ transport: t.redis, features: [uniqueJobs()] });
+    const by = { unique: { for: 600, by: () => "k" }, uniqueConflict: "replace" as const };
+    const first = await client.push(Debounced, [1], by);
+    const filler = (i: number) => JSON.stringify({ class: "Other", args: [i], queue: "default", jid: `f${i}` });
+    await t.redis.call("LPUSH", "queue:default", ...Array.from({ length: 600 }, (_, i) => filler(i)));
+    await t.redis.call("RPUSH", "queue:default", ...Array.from({ length: 600 }, (_, i) => filler(1000 + i)));
+    const deep = await client.pushDetailed(Debounced, [2], by);
+    assert.deepEqual(deep, { jid: null, status: "duplicate", existing: first }, "deeper than the bound: a duplicate");
+    await t.redis.call("LTRIM", "queue:default", 0, 600 + 100); // the copy is now 100 from the pop end
+    const near = await client.pushDetailed(Debounced, [3], by);
+    assert.equal(near.status, "replaced");
+    const queue = (await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    assert.equal(queue.length, 701);
+    assert.equal(JSON.parse(queue[600]).args[0], 3, "replaced in place");
+  });
+
+  it("options: a feature's job options are checked at definition, its push options at push, typos refused", async () => {
+    assert.throws(
+      () => defineJob({ name: "Bad", unique: { for: -1 }, perform() {} }),
+      (e) => e instanceof ConfigError && /unique.for/.test(e.message),
+    );
+    const plain = createClient({ transport: t.redis });
+    await assert.rejects(
+      plain.push(Sync, [1]),
+      (e) => e instanceof ConfigError && /sets 'unique' but no feature of this client handles it/.test(e.message),
+    );
+    await assert.rejects(
+      // @ts-expect-error: a typo is a type error, and refused at run time too
+      plain.push("X", [], { queu: "x" }),
+      (e) => e instanceof ConfigError && /'queu'/.test(e.message),
+    );
+    const unique = createClient({ transport: t.redis, features: [uniqueJobs()] });
+    await assert.rejects(
+      unique.push(Sync, [1], { unique: { for: 0 } }),
+      (e) => e instanceof PayloadError && /unique.for/.test(e.message),
+    );
+    const define = createJobDefiner<{ limit?: number }>([{ job: { limit: { check: (v) => v, at: "run" } } }]);
+    const Limited = define({ name: "Limited", limit: 5, perform() {} });
+    assert.ok(await plain.push(Limited, []), "an option only the worker reads needs no client feature");
+  });
+
+  it("RunLater puts the job back to run later, unchanged: no retry, no failure", async () => {
+    let runs = 0;
+    const Later = defineJob({
+      name: "Later",
+      perform() {
+        runs++;
+        throw new RunLater({ inMs: 60_000, reason: "over a limit" });
+      },
+    });
+    const gate: Feature = {
+      name: "gate",
+      server: (_job, payload, _queue, next) => {
+        if (payload.args[0] === "gated") throw new RunLater({ inMs: 30_000 });
+        return next();
+      },
+    };
+    const client = createClient({ transport: t.redis });
+    await client.push(Later, []);
+    await client.push("Later", ["gated"]);
+    const pushed = ((await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[]).sort();
+    t.worker = testWorker(t.redis, { jobs: [Later], features: [gate] });
+    await t.worker.run();
+    await waitFor(async () => Number(await t.redis.call("ZCARD", "schedule")) === 2, "both back in schedule");
+    await t.worker.flushStats();
+    const scheduled = (await t.redis.call("ZRANGE", "schedule", 0, -1, "WITHSCORES")) as string[];
+    assert.deepEqual([scheduled[0], scheduled[2]].sort(), pushed, "byte for byte");
+    assert.ok(Number(scheduled[1]) > Date.now() / 1000 + 20);
+    assert.equal(runs, 1, "the middleware kept the gated job from running");
+    assert.equal(await t.redis.call("ZCARD", "retry"), 0);
+    assert.equal(await t.redis.call("GET", "stat:failed"), null);
+  });
+
+  it("entry ops: the admin API applies a feature's op atomically with a delete, only if the job was there", async () => {
+    const marker: Feature = {
+      name: "marker",
+      entries: { ops: (raw) => [["release", `marker:${JSON.parse(raw).jid}`, "on"]] },
+    };
+    const client = createClient({ transport: t.redis, features: [marker] });
+    const jid = (await client.push("Marked", []))!;
+    await t.redis.call("SET", `marker:${jid}`, "on");
+    const queue = new Queue(client, "default");
+    const [record] = await queue.page(0, 1);
+    assert.equal(await queue.delete(record), true);
+    assert.equal(await t.redis.call("EXISTS", `marker:${jid}`), 0);
+    await t.redis.call("SET", `marker:${jid}`, "on");
+    assert.equal(await queue.delete(record), false);
+    assert.equal(await t.redis.call("GET", `marker:${jid}`), "on", "no op for an entry that was not removed");
+  });
+
+  it("observe and outcome: every outcome is seen, and a feature's write is durable before the job's ack", async () => {
+    const seen: string[] = [];
+    let failWrites = 2;
+    const RECORD = defineScript<unknown>({
+      name: "recordResult",
+      idempotent: true,
+      keys: ["result"],
+      argv: ["value"],
+      lua: `return redis.call("SET", KEYS[1], ARGV[1])`,
+      twin: (redis, keys, argv) => redis.call("SET", keys[0], argv[0]),
+    });
+    const flaky = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return (s: { name: string }, k: string[], a: unknown[]) =>
+            s.name === "recordResult" && failWrites-- > 0
+              ? Promise.reject(new TransportError("connection", "Connection is closed.", { maybeApplied: false }))
+              : target.script(s as never, k, a as never);
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const results: Feature = {
+      name: "results",
+      observe: (o) => void seen.push(`${o.payload.class}:${o.kind}`),
+      outcome: (o) =>
+        o.kind === "succeeded"
+          ? { script: RECORD, keys: [`result:${o.payload.jid}`], args: [String(o.result)] }
+          : undefined,
+    };
+    const Answer = defineJob({ name: "Answer", perform: () => 42 });
+    const Broken = defineJob({ name: "Broken", retry: 1, perform: () => Promise.reject(new Error("x")) });
+    const client = createClient({ transport: t.redis });
+    const jid = await client.push(Answer, []);
+    await client.push(Broken, []);
+    t.worker = testWorker(flaky, { jobs: [Answer, Broken], features: [results], onError: () => {} });
+    await t.worker.run();
+    await waitFor(async () => (await t.redis.call("GET", `result:${jid}`)) === "42", "the result written", 15_000);
+    await waitFor(() => seen.length === 2, "both outcomes seen");
+    assert.deepEqual(seen.sort(), ["Answer:succeeded", "Broken:retry"]);
+  });
+
+  it("a slot starts its next job while the last one's outcome write is on its way (at most one per slot)", async () => {
+    const RECORD = defineScript<unknown>({
+      name: "slowRecord",
+      idempotent: true,
+      keys: ["result"],
+      argv: ["value"],
+      lua: `return redis.call("SET", KEYS[1], ARGV[1])`,
+      twin: (redis, keys, argv) => redis.call("SET", keys[0], argv[0]),
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return async (s: { name: string }, k: string[], a: unknown[]) => {
+            if (s.name === "slowRecord") await gate;
+            return target.script(s as never, k, a as never);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const recorder: Feature = {
+      name: "recorder",
+      outcome: (o) => ({ script: RECORD, keys: [`result:${o.payload.jid}`], args: [o.kind] }),
+    };
+    const started: string[] = [];
+    const Step = defineJob({ name: "Step", perform: (ctx) => void started.push(ctx.jid) });
+    const jids = await createClient({ transport: t.redis }).pushBulk(Step, [[], [], []]);
+    t.worker = testWorker(slow, { jobs: [Step], features: [recorder], concurrency: 1, onError: () => {} });
+    await t.worker.run();
+    // The first job's write is held: the slot runs the second, then waits for the first's write before a third.
+    await waitFor(() => started.length === 2, "the second job started while the first's write waits");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(started.length, 2, "no third job while two writes wait");
+    release();
+    await waitFor(async () => (await t.redis.call("GET", `result:${jids[2]}`)) === "succeeded", "all written");
+    await waitFor(async () => (await heldCount(t.redis, t.worker!.identity)) === 0, "and acknowledged");
+  });
+
+  it("coalescing outcome writes: jobs finishing together share calls, shared keys go once, a failed call is retried per write", async () => {
+    const calls: { items: number; keys: number; shared: number }[] = [];
+    let failCalls = 1;
+    // Framed: per write its number of keys (-n: write n's keys), args; each write INCRs its counter once per jid.
+    const TALLY = defineScript<unknown>({
+      name: "tally",
+      idempotent: true,
+      keys: ["...per write: counter, seen set"],
+      argv: ["...per write: #keys, #args, jid"],
+      lua: `
+local a, next_key, placed, n = 1, 1, {}, 0
+while a <= #ARGV do
+  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  local kb = next_key
+  n = n + 1
+  if nk < 0 then kb = placed[-nk] else next_key = next_key + nk end
+  placed[n] = kb
+  if redis.call("SADD", KEYS[kb + 1], ARGV[a + 2]) == 1 then redis.call("INCR", KEYS[kb]) end
+  a = a + 2 + na
+end
+return 1`,
+      twin(redis, keys, argv) {
+        const placed: number[] = [];
+        let nextKey = 0;
+        for (let a = 0; a < argv.length;) {
+          const nk = Number(argv[a]);
+          const kb = nk < 0 ? placed[-nk - 1] : nextKey;
+          if (nk >= 0) nextKey += nk;
+          placed.push(kb);
+          if (redis.call("SADD", keys[kb + 1], argv[a + 2]) === 1) redis.call("INCR", keys[kb]);
+          a += 2 + Number(argv[a + 1]);
+        }
+        return 1;
+      },
+    });
+    const counting = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return (s: { name: string }, k: string[], a: unknown[]) => {
+            if (s.name !== "tally") return target.script(s as never, k, a as never);
+            const frames: number[] = [];
+            for (let i = 0; i < a.length; i += 2 + Number(a[i + 1])) frames.push(Number(a[i]));
+            calls.push({ items: frames.length, keys: k.length, shared: frames.filter((nk) => nk < 0).length });
+            return failCalls-- > 0
+              ? Promise.reject(new TransportError("connection", "Connection is closed.", { maybeApplied: true }))
+              : target.script(s as never, k, a as never);
+          };
+        }
+        // The drain's budget-bound transport would bypass this proxy.
+        if (prop === "withSignal") return undefined;
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const shared = ["tally:count", "tally:seen"];
+    const tally: Feature = {
+      name: "tally",
+      outcome: (o) =>
+        o.kind === "succeeded" ? { script: TALLY, keys: shared, args: [o.payload.jid], coalesce: true } : undefined,
+    };
+    const Quick = defineJob({ name: "Quick", perform: () => {} });
+    await createClient({ transport: t.redis }).pushBulk(Quick, Array.from({ length: 60 }, () => []));
+    const drained = await drain({
+      transport: counting,
+      jobs: [Quick],
+      features: [tally],
+      concurrency: 20,
+      budgetMs: 20_000,
+      onError: () => {},
+    });
+    assert.equal(drained.processed, 60);
+    assert.equal(await t.redis.call("GET", "tally:count"), "60", "every job's write applied exactly once");
+    const items = calls.reduce((n, c) => n + c.items, 0);
+    assert.ok(items >= 60, `every write sent (a failed call's again): ${items}`);
+    assert.ok(calls.length < 60, `jobs finishing together share calls: ${calls.length} calls for 60 jobs`);
+    assert.ok(calls.some((c) => c.items > 1 && c.keys === 2 && c.shared === c.items - 1), "shared keys sent once");
+  });
+
+  it("poll tasks: each step is isolated, so a failing feature never stops orphan recovery", async () => {
+    const errors: string[] = [];
+    const broken: Feature = {
+      name: "broken",
+      poll: { run: () => Promise.reject(new Error("unreadable schedule")) },
+    };
+    const raw = JSON.stringify({ class: "Rec", args: [], queue: "default", jid: "orphan" });
+    await plantHeld(t.redis, { identity: "ghost:1:abcdefabcdef", jobs: [raw] });
+    const client = createClient({ transport: t.redis });
+    const result = await pollOnce({ client, features: [broken], onError: (e) => void errors.push(String(e)) });
+    assert.deepEqual(result.failed, ["broken"]);
+    assert.equal(result.recovered, 1);
+    assert.match(errors.join(), /unreadable schedule/);
+    assert.equal(await t.redis.call("LLEN", "queue:default"), 1);
+  });
+
+  it("lifecycle: start runs before anything is fetched (its error fails run), stop after the last job", async () => {
+    const calls: string[] = [];
+    const life: Feature = {
+      name: "life",
+      start: () => (calls.push("start"), Promise.resolve()),
+      beat: () => (calls.push("beat"), Promise.resolve()),
+      stop: () => (calls.push("stop"), Promise.resolve()),
+    };
+    const worker = testWorker(t.redis, { jobs: [], features: [life] });
+    await worker.run();
+    await worker.beat();
+    await worker.stop();
+    assert.deepEqual(calls.filter((c, i) => c !== calls[i - 1]), ["start", "beat", "stop"]);
+    const failing = createWorker({
+      transport: t.redis,
+      jobs: [],
+      logger: silentLogger,
+      handleSignals: false,
+      features: [{ name: "bad", start: () => Promise.reject(new ConfigError("bad schedule")) }],
+    });
+    await assert.rejects(failing.run(), /bad schedule/);
+    await failing.stop();
+  });
+
+  it("dashboard: a feature's page and nav entry, its module loaded on first request", async () => {
+    let loaded = 0;
+    const hello: Feature = {
+      name: "hello",
+      dashboard: {
+        nav: [{ section: "hello", path: "/hello", label: "Hello" }],
+        routes: (app, deps) =>
+          lazyRoute(app, deps, "GET", "/hello", () => {
+            loaded++;
+            return Promise.resolve((c) => c.text("hello from a feature"));
+          }),
+      },
+    };
+    const app = dashboard({ transport: t.redis, auth: () => true, features: [hello] });
+    const home = await (await app.request("/")).text();
+    assert.match(home, /href="\/hello"[^>]*>Hello/);
+    assert.equal(loaded, 0);
+    assert.equal(await (await app.request("/hello")).text(), "hello from a feature");
+    await app.request("/hello");
+    assert.equal(loaded, 1);
+  });
+}, ["memory", "ioredis"]);
