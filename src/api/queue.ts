@@ -161,8 +161,10 @@ export class Queue implements AsyncIterable<JobRecord> {
    * Pauses the queue (Sidekiq Pro's `pause!`): every edgekiq process stops
    * taking its jobs within one fetch round trip (the check rides the fetch
    * script); jobs already running, or fetched ahead, finish. Pushes still
-   * land. Ruby Sidekiq workers do not know of it. Resolves to whether it was
-   * running before.
+   * land. An idle process's blocking wait already under way on the queue
+   * (at most `blockSeconds`) can still take one job pushed during it. Ruby
+   * Sidekiq workers do not know of it. Resolves to whether it was running
+   * before.
    *
    * @example
    * ```ts

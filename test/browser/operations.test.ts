@@ -60,9 +60,11 @@ describe("issue 29's dashboard controls in chromium", { skip }, () => {
   const problems: string[] = [];
   const ran: string[] = [];
   const stopped: string[] = [];
+  const pinged: string[] = [];
 
   // Mail goes out only while its queue runs; an export runs until it is told to stop.
   const SendNewsletter = defineJob({ name: "SendNewsletter", perform: (ctx, _to: string) => void ran.push(ctx.jid) });
+  const Ping = defineJob({ name: "Ping", perform: (ctx) => void pinged.push(ctx.jid) });
   const ExportLedger = defineJob({
     name: "ExportLedger",
     async perform(ctx, _account: string) {
@@ -103,7 +105,7 @@ describe("issue 29's dashboard controls in chromium", { skip }, () => {
     await seedShowcase(transport);
     await transport.call("SADD", "queues", "mail"); // a queue the app has used before: listed, empty now
     worker = testWorker(transport, {
-      jobs: [SendNewsletter, ExportLedger],
+      jobs: [SendNewsletter, ExportLedger, Ping],
       queues: ["mail", "exports"],
       concurrency: 5,
       heartbeatInterval: 0.5,
@@ -143,6 +145,11 @@ describe("issue 29's dashboard controls in chromium", { skip }, () => {
     await page.waitForURL(/notice=queue-paused/);
     assert.equal(await mail.isPaused(), true);
     assert.equal(await row().locator(".status.quiet", { hasText: "paused" }).count(), 1);
+    // A pause takes effect at a process's next fetch; a wait already under way on the queue (idle, at most
+    // blockSeconds) may still take a job arriving during it. A job pushed after the pause to another queue is
+    // taken by a fetch begun after it, and that fetch's process watches the paused queue no more.
+    const ping = await client.push(Ping, [], { queue: "exports" });
+    await waitFor(() => pinged.includes(ping!), "a fetch after the pause");
 
     await client.pushBulk(SendNewsletter, Array.from({ length: 12 }, (_, i) => [`reader${i}@example.com`]), {
       queue: "mail",
