@@ -41,6 +41,34 @@ eachTarget("fair groups", (t) => {
     assert.deepEqual(await served(a), ["g1", "g2"], "A served the groups whose turn it was, not g3 and g4 again");
   });
 
+  it("an automatic depth is 50 at rest, follows a fast take rate deeper, and comes back down when takes stop", async () => {
+    const Sync = defineJob({ name: "Sync", perform(_ctx, _g: string) {} });
+    const client = createClient({ transport: t.redis, features: [flowLimits()] });
+    for (let g = 0; g < 10; g++) {
+      await client.pushBulk(Sync, Array.from({ length: 200 }, () => [`g${g}`] as [string]), { group: `g${g}` });
+    }
+    const site = { transport: t.redis, keys: k };
+    const mover = new GroupMover("auto");
+    assert.equal(mover.target("default"), 50);
+    await mover.move(site, "default");
+    assert.equal(await t.redis.call("LLEN", "queue:default"), 50, "at rest a move fills the queue 50 deep");
+    // 20,000 takes within a few ms: far above 1,000 jobs in the 2 ms horizon, whatever the machine's load.
+    for (let i = 0; i < 20_000; i++) mover.took("default");
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await mover.move(site, "default");
+    const deep = mover.target("default");
+    assert.ok(deep > 50 && deep <= 1000, `deeper under a fast take rate: ${deep}`);
+    assert.equal(await t.redis.call("LLEN", "queue:default"), deep, "the move filled the queue to the new depth");
+    // No takes: each move halves the smoothed rate, and the depth follows it down to the least.
+    for (let moves = 0; moves < 40 && mover.target("default") > 50; moves++) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      await mover.move(site, "default");
+    }
+    assert.equal(mover.target("default"), 50, "back to 50 once takes stopped");
+    assert.throws(() => flowLimits({ groupLookahead: 0 }), /'groupLookahead' must be "auto" or a whole number/);
+    assert.throws(() => flowLimits({ groupLookahead: "fast" as never }), /current value is "fast"/);
+  });
+
   it("a grouped push waits on its group's list; a plain push is written as without the feature", async () => {
     const Sync = defineJob({ name: "Sync", perform(_ctx, _n: number) {} });
     const plainClient = createClient({ transport: t.redis });

@@ -12,7 +12,7 @@
  * Redis's main-thread CPU per job while it drained.
  *
  *   npx tsx test/bench/edgekiq-limits.ts --url redis://... --mode concurrency [--jobs 100000] [--groups 1000]
- *     [--lookahead 100]
+ *     [--lookahead auto|N]
  */
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
 import { flowLimits } from "../../src/features/mod.ts";
@@ -40,7 +40,7 @@ const Noop = defineJob({
   limits: limits[mode],
   perform: (_ctx, _i: number) => void (++performed === jobs && finished()),
 });
-const feature = flowLimits({ groupLookahead: Number(a.lookahead ?? 100) });
+const feature = flowLimits({ groupLookahead: a.lookahead === undefined ? "auto" : Number(a.lookahead) });
 const client = createClient({ transport: admin, features: [feature] });
 for (let i = 0; i < jobs; i += 10_000) {
   const n = Math.min(10_000, jobs - i);

@@ -20,7 +20,7 @@ import type { Taken } from "./limiter.ts";
 import type { Duration } from "./duration.ts";
 import { GROUP_GUARD } from "./group_guard.ts";
 import { LIMITS_DASHBOARD } from "./limits_dashboard.ts";
-import { GroupMover } from "./group_mover.ts";
+import { type GroupDepth, GroupMover, MAX_DEPTH } from "./group_mover.ts";
 import {
   type DeclaredLimit,
   GROUP_FIELD,
@@ -82,11 +82,13 @@ export interface FlowLimitsOptions {
   /** Per-group limits of grouped queues (`push(job, args, { group })`). */
   groups?: GroupLimits;
   /**
-   * How deep the mover fills a grouped queue's plain list from its groups
-   * (default 50): deeper moves fewer times; shallower keeps the turn fairer
-   * to a group that just got work.
+   * How deep the mover fills a grouped queue's plain list from its groups:
+   * a number of jobs (1 to 1000), or `"auto"` (the default): at least 50,
+   * and as many as this process takes from the queue in 3 ms (a queue kept
+   * shorter runs dry between moves at a high rate). Deeper moves fewer
+   * times; shallower keeps the turn fairer to a group that just got work.
    */
-  groupLookahead?: number;
+  groupLookahead?: GroupDepth;
 }
 
 /** The flow-limits feature. */
@@ -116,10 +118,10 @@ export function flowLimits(options: FlowLimitsOptions = {}): FlowLimits {
   const held = new Map<string, Held>();
   const counts: FlowLimitsCounts = { admitted: 0, deferred: 0 };
   const groupLimits = readGroupLimits(options.groups);
-  const lookahead = options.groupLookahead ?? 50;
-  if (!Number.isInteger(lookahead) || lookahead < 1 || lookahead > 1000) {
+  const lookahead = options.groupLookahead ?? "auto";
+  if (lookahead !== "auto" && (!Number.isInteger(lookahead) || lookahead < 1 || lookahead > MAX_DEPTH)) {
     throw new ConfigError(
-      `Cannot create flowLimits as 'groupLookahead' must be a whole number from 1 to 1000: current value is ${
+      `Cannot create flowLimits as 'groupLookahead' must be "auto" or a whole number from 1 to ${MAX_DEPTH}: current value is ${
         describeValue(lookahead)
       }`,
     );
@@ -221,6 +223,7 @@ export function flowLimits(options: FlowLimitsOptions = {}): FlowLimits {
    * before the move landed would call the queue empty.
    */
   function feed(queue: string, ctx: ReceiveContext): Promise<unknown> | undefined {
+    mover.took(queue);
     const n = (since.get(queue) ?? 0) + 1;
     since.set(queue, n);
     // Counted from the last move that landed, not the last one launched: jobs taken while a move travels still
@@ -229,7 +232,7 @@ export function flowLimits(options: FlowLimitsOptions = {}): FlowLimits {
     taken.set(queue, drawn);
     const left = (queued.get(queue) ?? 0) - drawn;
     const travelling = moving.get(queue);
-    if (n < lookahead / 2 && left > 1) return undefined;
+    if (n < mover.target(queue) / 2 && left > 1) return undefined;
     if (travelling) return left > 1 ? undefined : travelling;
     since.set(queue, 0);
     const move: Promise<unknown> = mover.move(ctx, queue).then(

@@ -39,8 +39,8 @@ const CHUNK = 1000;
  * past the candidates' window, `ZRANGE ready n-1 n-1`), and one whose list
  * is of another type (its pop fails; nothing is written for it). A group served
  * goes to the back of the turn; a group emptied leaves the ready set.
- * About three calls per job moved (ZSCORE, RPOP, LLEN): the pushes and the
- * turn's re-scores go in one call each per move.
+ * About two calls per job moved (RPOP, LLEN): the candidates' turns are read,
+ * the pushes made and the turn re-scored in one call each per move.
  */
 export const GROUP_MOVE = defineScript<GroupMove>({
   name: "groupMove",
@@ -63,9 +63,12 @@ if want > 0 and #ARGV > 2 then
   if e[2] then edge = tonumber(e[2]) end
 end
 local live = {}
-for i = 3, #ARGV do
-  local score = want > 0 and redis.call("ZSCORE", KEYS[2], ARGV[i])
-  live[i] = score and tonumber(score) <= edge
+if want > 0 and #ARGV > 2 then
+  local scores = redis.call("ZMSCORE", KEYS[2], unpack(ARGV, 3))
+  for i = 3, #ARGV do
+    local score = scores[i - 2]
+    live[i] = score and tonumber(score) <= edge
+  end
 end
 local raws, turns, gone = {}, {}, {}
 while want > 0 do
@@ -117,9 +120,9 @@ return out
       if (e[1] !== undefined) edge = Number(e[1]);
     }
     const live: boolean[] = [];
-    for (let i = 2; i < argv.length; i++) {
-      const score = want > 0 ? redis.call("ZSCORE", keys[1], argv[i]) : null;
-      live[i] = score !== null && Number(score) <= edge;
+    if (want > 0 && argv.length > 2) {
+      const scores = redis.call("ZMSCORE", keys[1], ...argv.slice(2)) as (string | null)[];
+      for (let i = 2; i < argv.length; i++) live[i] = scores[i - 2] !== null && Number(scores[i - 2]) <= edge;
     }
     const raws: string[] = [];
     const turns: (string | number)[] = [];

@@ -22,7 +22,36 @@ export interface GroupSite {
 const NOTHING: GroupMove = { moved: 0, ready: 0, queued: 0, next: [] };
 
 /**
- * Moves grouped jobs into their queues, `target` deep at most.
+ * How deep a move fills a grouped queue: a fixed number of jobs, or
+ * `"auto"`: at least {@link AUTO_MIN_DEPTH}, and deep enough to cover what
+ * this process takes from the queue in {@link AUTO_HORIZON_MS}.
+ */
+export type GroupDepth = number | "auto";
+
+/** The shallowest an automatic depth goes: a group that just got work waits behind this many jobs at most. */
+export const AUTO_MIN_DEPTH = 50;
+/** The deepest any depth goes. */
+export const MAX_DEPTH = 1000;
+/**
+ * An automatic depth covers this long of this process's take rate: a
+ * queue kept shorter than a move's round trip and a fetch's worth runs dry
+ * between moves (a fetch comes back short and waits for the next move), and
+ * a deeper one delays a newly busy group by no more than this long.
+ */
+export const AUTO_HORIZON_MS = 2;
+
+/** A queue's take rate, as the moves here see it. */
+interface Pace {
+  taken: number;
+  since: number;
+  /** Jobs per ms, smoothed over moves. */
+  rate: number;
+  /** The depth it calls for. */
+  depth: number;
+}
+
+/**
+ * Moves grouped jobs into their queues, as deep as its {@link GroupDepth}.
  *
  * @example
  * ```ts
@@ -31,13 +60,47 @@ const NOTHING: GroupMove = { moved: 0, ready: 0, queued: 0, next: [] };
  * ```
  */
 export class GroupMover {
-  readonly target: number;
+  readonly #depth: GroupDepth;
   readonly #inflight = new Map<string, Promise<GroupMove>>();
-  /** Per queue, the groups next in turn as the last move here left them. */
-  readonly #next = new Map<string, readonly string[]>();
+  /** Per queue, the groups next in turn as the last move here left them, and the depth they were read for. */
+  readonly #next = new Map<string, { groups: readonly string[]; target: number }>();
+  readonly #pace = new Map<string, Pace>();
 
-  constructor(target: number) {
-    this.target = target;
+  constructor(depth: GroupDepth) {
+    this.#depth = depth;
+  }
+
+  /** How deep the next move of `queue` fills it. */
+  target(queue: string): number {
+    if (this.#depth !== "auto") return this.#depth;
+    return this.#pace.get(queue)?.depth ?? AUTO_MIN_DEPTH;
+  }
+
+  /** A grouped job of `queue` was taken to run here (what an automatic depth follows). */
+  took(queue: string): void {
+    const pace = this.#pace.get(queue);
+    if (pace) pace.taken++;
+    else this.#pace.set(queue, { taken: 1, since: performance.now(), rate: 0, depth: AUTO_MIN_DEPTH });
+  }
+
+  /** Folds the jobs taken since the last move into the rate. */
+  #measure(queue: string): void {
+    const pace = this.#pace.get(queue);
+    if (!pace) return;
+    const now = performance.now();
+    const elapsed = now - pace.since;
+    // A burst of moves a moment apart says little about a rate: wait for a millisecond of takes.
+    if (elapsed < 1) return;
+    const rate = pace.taken / elapsed;
+    pace.rate = pace.rate === 0 ? rate : (pace.rate + rate) / 2;
+    pace.taken = 0;
+    pace.since = now;
+    // A deeper move reads the turn afresh (the known candidates are as many as the depth they were read for), so
+    // the depth moves in steps of the least, grows with headroom and shrinks only once the rate has halved.
+    const want = pace.rate * AUTO_HORIZON_MS;
+    const step = (n: number) => Math.min(MAX_DEPTH, Math.max(1, Math.ceil(n / AUTO_MIN_DEPTH)) * AUTO_MIN_DEPTH);
+    if (want > pace.depth) pace.depth = step(want);
+    else if (want < pace.depth / 2) pace.depth = step(want);
   }
 
   /** One move for `queue` (joins the one on its way, if any). */
@@ -51,22 +114,25 @@ export class GroupMover {
   }
 
   async #move(site: GroupSite, queue: string): Promise<GroupMove> {
+    this.#measure(queue);
+    const target = this.target(queue);
     const ready = site.keys.groupsReady(queue);
-    const known = this.#next.get(queue);
-    const groups = known?.length ? known : await site.transport.call("ZRANGE", ready, 0, this.target - 1) as string[];
+    const kept = this.#next.get(queue);
+    const known = kept && kept.target >= target ? kept.groups : undefined;
+    const groups = known?.length ? known : await site.transport.call("ZRANGE", ready, 0, target - 1) as string[];
     if (!Array.isArray(groups) || groups.length === 0) return NOTHING;
     const keys = [site.keys.queue(queue), ready, ...groups.map((g) => site.keys.groupJobs(queue, g))];
     let result: GroupMove;
     try {
-      result = await site.transport.script(GROUP_MOVE, keys, [this.target, this.target, ...groups]);
+      result = await site.transport.script(GROUP_MOVE, keys, [target, target, ...groups]);
     } catch (error) {
       this.#next.delete(queue);
       throw error;
     }
-    this.#next.set(queue, result.next);
+    this.#next.set(queue, { groups: result.next, target });
     // Groups known from the last move may all have been served or paused since (by another process): read the turn
     // afresh when they moved nothing though the queue has room and groups have work.
-    if (known?.length && result.moved === 0 && result.ready > 0 && result.queued < this.target) {
+    if (known?.length && result.moved === 0 && result.ready > 0 && result.queued < target) {
       this.#next.delete(queue);
       return await this.#move(site, queue);
     }
