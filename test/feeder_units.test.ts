@@ -105,6 +105,27 @@ describe("Feeder", () => {
     await feed.quiet();
   });
 
+  it("a unit whose perform is over and whose writes remain is not busy, and frees its room for the next fetch", async () => {
+    const f = new ScriptedFetcher();
+    f.takes.push(f.batch("a", "b"));
+    const feed = feeder(f, "drain", 2);
+    feed.start();
+    const a = await feed.next();
+    const b = feed.take() ?? await feed.next();
+    f.takes.push(f.batch("c"));
+    // Both slots are taken: no room to fetch into until one is over.
+    assert.equal(feed.take(), undefined);
+    feed.ran(a!);
+    assert.equal(feed.running.size, 2, "still handed out: its outcome is not written yet");
+    assert.deepEqual([...feed.performing.values()].map((u) => jid(u.unit)), ["b"]);
+    const c = feed.take() ?? await feed.next();
+    assert.equal(jid(c), "c", "fetched into the room a left while its writes finish");
+    assert.equal(feed.running.size, 3);
+    for (const unit of [a, b, c]) await feed.finish(unit!, "ack", 1);
+    assert.equal(feed.performing.size, 0);
+    await feed.quiet();
+  });
+
   it("acknowledges running units with their payload once the held hashes were recovered while it stalled", async () => {
     const f = new ScriptedFetcher();
     f.takes.push(f.batch("a"));

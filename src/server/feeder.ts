@@ -111,6 +111,8 @@ export class Feeder {
   #blocking = new AbortController();
   /** Something must reach Redis soon (a lock released at a job's start) even if no fetch is due. */
   #flushWanted = false;
+  /** Units whose `perform` is over and only their outcome's writes remain (they hold no slot's time). */
+  #writing = new Set<UnitOfWork>();
 
   constructor(options: FeederOptions) {
     this.#options = options;
@@ -121,9 +123,26 @@ export class Feeder {
     return this.#running.size + this.#buffer.length;
   }
 
-  /** The units running now, by slot. */
+  /**
+   * A handed-out unit's `perform` is over and only its outcome's writes
+   * remain: it no longer counts against what to fetch, nor as busy.
+   */
+  ran(unit: UnitOfWork): void {
+    if (this.#slots.has(unit)) this.#writing.add(unit);
+    this.#poke();
+  }
+
+  /** The units handed out and not finished, by slot (those whose writes remain too). */
   get running(): ReadonlyMap<number, BusyUnit> {
     return this.#running;
+  }
+
+  /** The units whose `perform` is running now, by slot: what a heartbeat reports as busy. */
+  get performing(): ReadonlyMap<number, BusyUnit> {
+    if (this.#writing.size === 0) return this.#running;
+    const out = new Map<number, BusyUnit>();
+    for (const [slot, busy] of this.#running) if (!this.#writing.has(busy.unit)) out.set(slot, busy);
+    return out;
   }
 
   /** Aborts when the capsule quiets or stops (or a drain's budget is nearly spent). */
@@ -215,6 +234,7 @@ export class Feeder {
       this.#running.delete(slot);
     }
     this.#slots.delete(unit);
+    this.#writing.delete(unit);
     this.#mayBeRequeued.delete(unit);
     if (unit.suspect) {
       this.#suspectActive = false;
@@ -348,7 +368,8 @@ export class Feeder {
         await this.#pause(1000);
         continue;
       }
-      const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand - this.#requested;
+      const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand + this.#writing.size -
+        this.#requested;
       if (this.#flushWanted && this.#launched.size === 0) {
         // Carried by a fetch (taking what is free, often nothing) so it costs one round trip either way.
         this.#flushWanted = false;
