@@ -499,6 +499,12 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(status?.flow, true);
       assert.equal(status?.callbacks.success.state, "succeeded");
       assert.equal(status?.callbacks.success.jid, flow.jid);
+      // The children's kept values expire with their batch (aligned once per outcome call, not per job).
+      for (const bid of [flow.bid!, subflows[0]]) {
+        const batchTtl = Number(await redis.call("PTTL", client.keys.batch(bid)));
+        const resultsTtl = Number(await redis.call("PTTL", client.keys.batchResults(bid)));
+        assert.ok(batchTtl > 0 && resultsTtl > 0 && Math.abs(batchTtl - resultsTtl) < 60_000, `${bid}: ${resultsTtl}`);
+      }
     });
 
     it("flow policies: a dead child fails its parent (dead set, never run), ignore runs it, continue starts it at once", async () => {

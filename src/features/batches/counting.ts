@@ -54,6 +54,10 @@ local check, fire, died
 local function digit(s) return string.sub(s, 1, 1) end
 local function policy(s) return string.sub(s, 2) end
 local function ttl_like(c, lv, key)
+  -- Once per key per call: a batch's expiry does not move inside an outcome call (only add() moves it).
+  c.aligned = c.aligned or {}
+  if c.aligned[key] then return end
+  c.aligned[key] = true
   local ms = redis.call("PTTL", c.k[lv].meta)
   if ms > 0 then redis.call("PEXPIRE", key, ms) end
 end
@@ -229,6 +233,8 @@ export interface Ctx {
   readonly schedule: string;
   readonly dead: string;
   readonly qk: Map<string, string>;
+  /** Keys whose expiry this call already aligned with their batch's. */
+  aligned?: Set<string>;
 }
 
 const SIDE: Record<string, string> = { "b:": "kpend", "o:": "holds" };
@@ -258,6 +264,9 @@ export class CountingTwin {
   }
 
   ttlLike(c: Ctx, lv: number, key: string): void {
+    c.aligned ??= new Set();
+    if (c.aligned.has(key)) return;
+    c.aligned.add(key);
     const ms = Number(this.#call("PTTL", c.k[lv].meta));
     if (ms > 0) this.#call("PEXPIRE", key, ms);
   }
