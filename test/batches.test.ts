@@ -136,6 +136,36 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(after?.callbacks.death.state, "waiting");
     });
 
+    it("a worker's stop waits for outcome writes still on their way: nothing put back, every job counted once", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
+      await batch.add((b) => b.pushBulk(Work, Array.from({ length: 40 }, (_, i) => [`w${i}`])));
+      // Each outcome call's reply comes 300 ms late: jobs run ahead of their writes (eight per slot).
+      const slow = new Proxy(redis, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== "script") return typeof value === "function" ? value.bind(target) : value;
+          return async (script: { name: string }, keys: never, args: never) => {
+            const reply = await target.script(script as never, keys, args);
+            if (script.name === BATCH_OUTCOME.name) await new Promise((resolve) => setTimeout(resolve, 300));
+            return reply;
+          };
+        },
+      });
+      const worker = testWorker(slow, { jobs: [Work], features: [batches], concurrency: 5 });
+      await worker.run();
+      await waitFor(() => log.filter((l) => l.startsWith("work ")).length === 40, "every job performed");
+      await worker.stop();
+      const status = await batch.status();
+      assert.equal(status?.pending, 0, "every outcome was written before the stop ended");
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1) as string[]).map((raw) =>
+        JSON.parse(raw).class
+      );
+      assert.deepEqual(queued, ["Callback"], "nothing was put back: only the success callback waits");
+      await settle();
+      assert.equal(log.filter((l) => l.startsWith("work ")).length, 40, "no job ran twice");
+      assert.deepEqual(log.filter((l) => l.startsWith("success")), ["success s"]);
+    });
+
     it("registration is atomic: jobs that finish before the seal fire nothing; the seal does", async () => {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
       await batch.add(async (b) => {

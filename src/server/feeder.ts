@@ -368,8 +368,10 @@ export class Feeder {
         await this.#pause(1000);
         continue;
       }
-      const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand + this.#writing.size -
-        this.#requested;
+      // Units only writing their outcome leave room, up to one slot's worth each: what is in hand stays bounded
+      // by twice the concurrency plus the prefetch.
+      const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand +
+        Math.min(this.#writing.size, this.#options.concurrency) - this.#requested;
       if (this.#flushWanted && this.#launched.size === 0) {
         // Carried by a fetch (taking what is free, often nothing) so it costs one round trip either way.
         this.#flushWanted = false;

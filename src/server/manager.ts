@@ -34,9 +34,10 @@ export type ManagerState = "new" | "running" | "quiet" | "stopped";
  * Jobs per slot whose outcome writes may still be on their way while the
  * slot runs the next one (only with features' outcome writes: batches,
  * events). A no-op batch job at concurrency 10 ran at 15k jobs/s waiting
- * for each write, 33k with one in flight per slot, 41-43k with eight (and
- * those jobs no longer counted against what the feeder fetches); 32 was no
- * faster (`test/bench/batches.ts`).
+ * for each write, 33k with one in flight per slot, 37-43k with eight (and
+ * those jobs no longer counted as busy nor, up to one slot's worth each,
+ * against what the feeder fetches); 32 was no faster (`test/bench/batches.ts`).
+ * A stop still waits for their writes (`#idleWithin` counts them).
  */
 const WRITES_PER_SLOT = 8;
 
@@ -144,7 +145,7 @@ export class Manager {
     if (!(await this.#idleWithin(timeoutMs))) {
       this.#options.logger.warn("hard shutdown: aborting jobs still running", {
         capsule: this.name,
-        busy: this.busy.size,
+        busy: this.#options.feeder.running.size,
       });
       this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
       if (!(await this.#idleWithin(graceMs))) {
@@ -174,16 +175,20 @@ export class Manager {
     return n;
   }
 
-  /** Resolves true once nothing runs, or false after `ms`. */
+  /**
+   * Resolves true once no unit is handed out (no job running and none
+   * whose outcome is still being written), or false after `ms`.
+   */
   #idleWithin(ms: number): Promise<boolean> {
-    if (this.busy.size === 0) return Promise.resolve(true);
+    const feeder = this.#options.feeder;
+    if (feeder.running.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(false);
       }, ms);
       const check = () => {
-        if (this.busy.size > 0) return;
+        if (feeder.running.size > 0) return;
         clearTimeout(timer);
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(true);

@@ -53,11 +53,14 @@ local UNIT = ${UNIT}
 local check, fire, died
 local function digit(s) return string.sub(s, 1, 1) end
 local function policy(s) return string.sub(s, 2) end
-local function ttl_like(c, lv, key)
-  -- Once per key per call: a batch's expiry does not move inside an outcome call (only add() moves it).
-  c.aligned = c.aligned or {}
-  if c.aligned[key] then return end
-  c.aligned[key] = true
+local function ttl_like(c, lv, key, once)
+  -- once: a key only ever added to (a flow's results) is aligned once per call, as a batch's expiry does not move
+  -- inside an outcome call (only add() moves it); one that can be emptied and made again (failed) every time.
+  if once then
+    c.aligned = c.aligned or {}
+    if c.aligned[key] then return end
+    c.aligned[key] = true
+  end
   local ms = redis.call("PTTL", c.k[lv].meta)
   if ms > 0 then redis.call("PEXPIRE", key, ms) end
 end
@@ -200,7 +203,7 @@ local function job_outcome(c, lv, m, kind, info, result)
     if digit(s) == "1" then redis.call("HDEL", k.failed, m) end
     if result ~= "" then
       redis.call("HSET", k.results, m, result)
-      ttl_like(c, lv, k.results)
+      ttl_like(c, lv, k.results, true)
     end
   else
     s, count = mark(c, lv, m, "1", s)
@@ -233,7 +236,7 @@ export interface Ctx {
   readonly schedule: string;
   readonly dead: string;
   readonly qk: Map<string, string>;
-  /** Keys whose expiry this call already aligned with their batch's. */
+  /** Keys only ever added to whose expiry this call already aligned with their batch's. */
   aligned?: Set<string>;
 }
 
@@ -263,10 +266,12 @@ export class CountingTwin {
     return this.#call("HGET", key, field) as string | null;
   }
 
-  ttlLike(c: Ctx, lv: number, key: string): void {
-    c.aligned ??= new Set();
-    if (c.aligned.has(key)) return;
-    c.aligned.add(key);
+  ttlLike(c: Ctx, lv: number, key: string, once = false): void {
+    if (once) {
+      c.aligned ??= new Set();
+      if (c.aligned.has(key)) return;
+      c.aligned.add(key);
+    }
     const ms = Number(this.#call("PTTL", c.k[lv].meta));
     if (ms > 0) this.#call("PEXPIRE", key, ms);
   }
@@ -422,7 +427,7 @@ export class CountingTwin {
       if (s![0] === "1") this.#call("HDEL", k.failed, m);
       if (result !== "") {
         this.#call("HSET", k.results, m, result);
-        this.ttlLike(c, lv, k.results);
+        this.ttlLike(c, lv, k.results, true);
       }
       this.check(c, lv, count);
       return;

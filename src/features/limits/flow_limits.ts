@@ -84,7 +84,7 @@ export interface FlowLimitsOptions {
   /**
    * How deep the mover fills a grouped queue's plain list from its groups:
    * a number of jobs (1 to 1000), or `"auto"` (the default): at least 50,
-   * and as many as this process takes from the queue in 3 ms (a queue kept
+   * and as many as this process takes from the queue in 2 ms (a queue kept
    * shorter runs dry between moves at a high rate). Deeper moves fewer
    * times; shallower keeps the turn fairer to a group that just got work.
    */
