@@ -96,7 +96,8 @@ export class GroupMover {
     pace.taken = 0;
     pace.since = now;
     // A deeper move reads the turn afresh (the known candidates are as many as the depth they were read for), so
-    // the depth moves in steps of the least, grows with headroom and shrinks only once the rate has halved.
+    // the depth moves in steps of the least: it grows as soon as the rate calls for more, and shrinks only once the
+    // rate calls for less than half of it.
     const want = pace.rate * AUTO_HORIZON_MS;
     const step = (n: number) => Math.min(MAX_DEPTH, Math.max(1, Math.ceil(n / AUTO_MIN_DEPTH)) * AUTO_MIN_DEPTH);
     if (want > pace.depth) pace.depth = step(want);
