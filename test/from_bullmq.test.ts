@@ -5,13 +5,14 @@
  * exit 0 on SIGTERM; the entry points the page names must be the package's
  * (test/readme.test.ts type-checks its TypeScript).
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
-import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
+import { spawnProcess } from "./fixtures/cli-spawn.ts";
 import { blocks, root, snippet, withLocalImports, writeProgram } from "./support/readme.ts";
 
 const FILE = "docs/from-bullmq.md";
@@ -35,17 +36,8 @@ describe("docs/from-bullmq.md", () => {
 });
 
 describe("docs/from-bullmq.md: the migration runs", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: { url: string; stop(): Promise<void> } | null = null;
-  const running: Spawned[] = [];
-
-  before(async () => {
-    const { testRedis } = await import("./support/redis.ts");
-    server = await testRedis();
-  });
-  after(async () => {
-    for (const p of running) p.kill("SIGKILL");
-    await server?.stop();
-  });
+  const suite = suiteRedis();
+  const running = suite.running;
 
   /** Runs a program until it printed both results, then SIGTERMs it: it must exit 0 by itself. */
   const runToTerm = async (cmd: string, args: string[]) => {
@@ -54,19 +46,14 @@ describe("docs/from-bullmq.md: the migration runs", { skip: !redisAvailable() &&
     await proc.waitFor(/^sent \{\s*sent: "?'?ada@example\.com/m, 45_000);
     await proc.waitFor(/^digest( \{ digest: 2 \}| completed \w+)$/m, 30_000);
     proc.kill("SIGTERM");
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const code = await Promise.race([
-      proc.exited,
-      new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), 30_000))),
-    ]);
-    clearTimeout(timer);
+    const code = await proc.exitWithin(30_000);
     assert.equal(code, 0, proc.output());
     return proc.stdout();
   };
 
   it("before: the BullMQ app (on Node)", { timeout: 120_000 }, async () => {
     const code = snippet("Before: BullMQ", { file: FILE });
-    const port = new URL(server!.url).port;
+    const port = new URL(suite.url).port;
     assert.match(code, /port: 6379 }/);
     const file = writeProgram("from-bullmq-before.ts", code.replace("port: 6379 }", `port: ${port} }`));
     const out = await runToTerm("node", ["--import", "tsx", file]);
@@ -79,7 +66,7 @@ describe("docs/from-bullmq.md: the migration runs", { skip: !redisAvailable() &&
     assert.match(code, /"redis:\/\/127\.0\.0\.1:6379"/);
     const file = writeProgram(
       "from-bullmq-after.ts",
-      code.replace('"redis://127.0.0.1:6379"', JSON.stringify(server!.url)),
+      code.replace('"redis://127.0.0.1:6379"', JSON.stringify(suite.url)),
     );
     const [cmd, pre] = runtimeName === "node"
       ? ["node", ["--import", "tsx"]]

@@ -6,12 +6,13 @@
  * with its own arguments; `performLater` writes one Ruby reads). Every code
  * block of the page is run here; test/readme.test.ts type-checks its TypeScript.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { runtimeName } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
 import { rubyJson, rubySkip } from "./support/ruby.ts";
 import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
 import { blocks, root, snippet, withLocalImports, writeProgram } from "./support/readme.ts";
@@ -40,27 +41,12 @@ puts JSON.generate({ "class" => job&.klass, "display_class" => job&.display_clas
 `;
 
 describe("docs/from-sidekiq.md", { skip: (!redisAvailable() && "no redis") || rubySkip() }, () => {
-  let server: { url: string; stop(): Promise<void> } | null = null;
-  const running: Spawned[] = [];
+  const suite = suiteRedis();
+  const running = suite.running;
 
-  before(async () => {
-    const { testRedis } = await import("./support/redis.ts");
-    server = await testRedis();
-  });
-  after(async () => {
-    for (const p of running) p.kill("SIGKILL");
-    await server?.stop();
-  });
-
-  const stopped = async (proc: Spawned) => {
+  const stopped = (proc: Spawned) => {
     proc.kill("SIGTERM");
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const code = await Promise.race([
-      proc.exited,
-      new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), 30_000))),
-    ]);
-    clearTimeout(timer);
-    return code;
+    return proc.exitWithin(30_000);
   };
 
   it("every block is one a test below runs or type-checks", () => {
@@ -89,19 +75,19 @@ describe("docs/from-sidekiq.md", { skip: (!redisAvailable() && "no redis") || ru
     const [cmd, pre] = runner;
     const worker = spawnProcess(cmd, [...pre, join(root, "src/cli.ts"), ...args], {
       cwd: root,
-      env: { REDIS_URL: server!.url },
+      env: { REDIS_URL: suite.url },
     });
     running.push(worker);
     await worker.waitFor(/edgekiq worker started/, 45_000);
 
     const push = writeProgram("from-sidekiq-push.rb", snippet("The Rails side", { file: FILE, lang: "ruby" }));
-    const pushed = spawnSync("ruby", [push], { env: { ...process.env, REDIS_URL: server!.url }, encoding: "utf8" });
+    const pushed = spawnSync("ruby", [push], { env: { ...process.env, REDIS_URL: suite.url }, encoding: "utf8" });
     assert.equal(pushed.status, 0, pushed.stderr);
 
     await worker.waitFor(/resized.*photoId=42.*size=thumb|resized.*"photoId":42/, 30_000);
     const read = writeProgram("from-sidekiq-read.rb", RUBY_READ);
     const seen = await rubyJson<{ class: string; args: unknown[]; tags: string[] }>(read, {
-      env: { REDIS_URL: server!.url },
+      env: { REDIS_URL: suite.url },
       args: ["mailers"],
     });
     assert.equal(seen.class, "PhotoReadyMailer");
@@ -118,7 +104,7 @@ describe("docs/from-sidekiq.md", { skip: (!redisAvailable() && "no redis") || ru
   }, async () => {
     const program = writeProgram("from-sidekiq-activejob.ts", withLocalImports(snippet("ActiveJob", { file: FILE })));
     const [cmd, pre] = runner;
-    const proc = spawnProcess(cmd, [...pre, program], { cwd: root, env: { REDIS_URL: server!.url } });
+    const proc = spawnProcess(cmd, [...pre, program], { cwd: root, env: { REDIS_URL: suite.url } });
     running.push(proc);
     await proc.waitFor(/edgekiq worker started/, 45_000);
 
@@ -137,14 +123,14 @@ describe("docs/from-sidekiq.md", { skip: (!redisAvailable() && "no redis") || ru
       enqueued_at: new Date().toISOString(),
     };
     await rubyJson("activejob_push", {
-      env: { REDIS_URL: server!.url },
+      env: { REDIS_URL: suite.url },
       args: ["WelcomeJob", JSON.stringify(serialized)],
     });
     await proc.waitFor(/welcome.*gid:\/\/shop\/User\/42.*hi|welcome.*"user":"gid:\/\/shop\/User\/42"/, 30_000);
 
     const read = writeProgram("from-sidekiq-read.rb", RUBY_READ);
     const seen = await rubyJson<{ class: string; display_class: string; args: Array<Record<string, unknown>> }>(read, {
-      env: { REDIS_URL: server!.url },
+      env: { REDIS_URL: suite.url },
       args: ["default"],
     });
     assert.equal(seen.display_class, "ReceiptJob", "Sidekiq's API unwraps it as Rails' jobs");

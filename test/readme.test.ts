@@ -10,14 +10,15 @@
  * the packages' export maps, its dependency list is package.json's, and its
  * links resolve.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "./support/child.ts";
 import { redisAvailable } from "./support/matrix.ts";
-import { type Spawned, spawnProcess } from "./fixtures/cli-spawn.ts";
+import { suiteRedis } from "./support/suite_redis.ts";
+import { spawnProcess } from "./fixtures/cli-spawn.ts";
 import { blocks, relativeLinks, root, snippet, snippetsDir, withLocalImports, writeProgram } from "./support/readme.ts";
 
 const binaries = {
@@ -30,17 +31,8 @@ const binaries = {
 const SHUTDOWN_TIMEOUT_MS = 25_000;
 
 describe("README programs", { skip: !redisAvailable() && "no redis" }, () => {
-  let server: { url: string; stop(): Promise<void> } | null = null;
-  const running: Spawned[] = [];
-
-  before(async () => {
-    const { testRedis } = await import("./support/redis.ts");
-    server = await testRedis();
-  });
-  after(async () => {
-    for (const p of running) p.kill("SIGKILL");
-    await server?.stop();
-  });
+  const suite = suiteRedis();
+  const running = suite.running;
 
   const start = (runtime: keyof typeof binaries, file: string) => {
     const [cmd, pre] = binaries[runtime];
@@ -53,7 +45,7 @@ describe("README programs", { skip: !redisAvailable() && "no redis" }, () => {
   const usingIt = () => {
     const code = withLocalImports(snippet("Using it"));
     assert.match(code, /"redis:\/\/127\.0\.0\.1:6379"/, "the README's program names the default Redis URL");
-    return code.replace('"redis://127.0.0.1:6379"', JSON.stringify(server!.url));
+    return code.replace('"redis://127.0.0.1:6379"', JSON.stringify(suite.url));
   };
 
   for (const runtime of ["node", "bun", "deno"] as const) {
@@ -67,12 +59,7 @@ describe("README programs", { skip: !redisAvailable() && "no redis" }, () => {
       await proc.waitFor(/working/, 30_000);
       const signalled = Date.now();
       proc.kill("SIGTERM");
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const code = await Promise.race([
-        proc.exited,
-        new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), SHUTDOWN_TIMEOUT_MS))),
-      ]);
-      clearTimeout(timer);
+      const code = await proc.exitWithin(SHUTDOWN_TIMEOUT_MS);
       assert.equal(code, 0, `exit within the shutdown timeout, by itself:\n${proc.output()}`);
       assert.ok(Date.now() - signalled < SHUTDOWN_TIMEOUT_MS);
       assert.match(proc.output(), /stopped/);
@@ -93,12 +80,7 @@ console.log("script done");
       assert.match(code, /await worker\.stop\(\);/, "the program was rewritten");
       const file = writeProgram(`stop-script-${runtime}.ts`, code);
       const proc = start(runtime, file);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const exited = await Promise.race([
-        proc.exited,
-        new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), 60_000))),
-      ]);
-      clearTimeout(timer);
+      const exited = await proc.exitWithin(60_000);
       assert.equal(exited, 0, proc.output());
       assert.match(proc.output(), /script done/);
     });
@@ -112,12 +94,7 @@ describe("docs/features.md: Job events and results", () => {
       const file = writeProgram(`events-${runtime}.ts`, program);
       const [cmd, pre] = binaries[runtime];
       const proc = spawnProcess(cmd, [...pre, file], { cwd: root, env: {} });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const code = await Promise.race([
-        proc.exited,
-        new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), 60_000))),
-      ]);
-      clearTimeout(timer);
+      const code = await proc.exitWithin(60_000);
       if (code !== 0) proc.kill("SIGKILL");
       assert.equal(code, 0, proc.output());
       const out = proc.stdout();
@@ -169,12 +146,7 @@ describe("README: every code block is run or skipped with a reason", () => {
     const block = blocks().find((b) => b.id === "Quick start › sh #0")!;
     assert.deepEqual(block.code.trim().split("\n"), ["npm ci", "npm start"]);
     const proc = spawnProcess("npm", ["start"], { cwd: root, env: {} });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const code = await Promise.race([
-      proc.exited,
-      new Promise((resolve) => (timer = setTimeout(() => resolve("still running"), 60_000))),
-    ]);
-    clearTimeout(timer);
+    const code = await proc.exitWithin(60_000);
     if (code !== 0) proc.kill("SIGKILL");
     assert.equal(code, 0, proc.output());
     assert.match(proc.output(), /succeeded on retry/, "the flaky job was retried and ran");
