@@ -128,8 +128,10 @@ export class Feeder {
    * remain: it no longer counts against what to fetch, nor as busy.
    */
   ran(unit: UnitOfWork): void {
-    if (this.#slots.has(unit)) this.#writing.add(unit);
-    this.#poke();
+    if (!this.#slots.has(unit)) return;
+    this.#writing.add(unit);
+    // Room to fetch into, but no news of the queues: after a fetch that found them empty, no fetch for this alone.
+    this.#signal();
   }
 
   /** The units handed out and not finished, by slot (those whose writes remain too). */

@@ -78,6 +78,7 @@ export class GroupMover {
 
   /** A grouped job of `queue` was taken to run here (what an automatic depth follows). */
   took(queue: string): void {
+    if (this.#depth !== "auto") return;
     const pace = this.#pace.get(queue);
     if (pace) pace.taken++;
     else this.#pace.set(queue, { taken: 1, since: performance.now(), rate: 0, depth: AUTO_MIN_DEPTH });
