@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { holds, KEY_TYPES_LUA } from "../../scripts/key_types.ts";
 import { defineScript, type ScriptRedis } from "../../transport/script.ts";
 import type { RedisReply } from "../../transport/transport.ts";
 
@@ -46,13 +47,8 @@ export const GROUP_MOVE = defineScript<GroupMove>({
   name: "groupMove",
   keys: ["queue:<name>", "edgekiq:groups:<queue>", "edgekiq:group:<queue>,<group>", "..."],
   argv: ["target length", "next groups to reply", "group", "..."],
-  lua: `
-local function kind(key)
-  local t = redis.call("TYPE", key)
-  return type(t) == "table" and t.ok or t
-end
-if kind(KEYS[1]) ~= "list" and kind(KEYS[1]) ~= "none" then return {0, 0, 0} end
-if kind(KEYS[2]) ~= "zset" and kind(KEYS[2]) ~= "none" then return {0, 0, 0} end
+  lua: KEY_TYPES_LUA + `
+if not holds(KEYS[1], "list") or not holds(KEYS[2], "zset") then return {0, 0, 0} end
 local want = tonumber(ARGV[1]) - redis.call("LLEN", KEYS[1])
 local last = redis.call("ZRANGE", KEYS[2], -1, -1, "WITHSCORES")
 local turn = (tonumber(last[2]) or 0) + 1
@@ -109,8 +105,7 @@ end
 return out
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
-    const kind = (key: string) => redis.call("TYPE", key) as string;
-    if (!["list", "none"].includes(kind(keys[0])) || !["zset", "none"].includes(kind(keys[1]))) return [0, 0, 0];
+    if (!holds(redis, keys[0], "list") || !holds(redis, keys[1], "zset")) return [0, 0, 0];
     let want = Number(argv[0]) - (redis.call("LLEN", keys[0]) as number);
     const last = redis.call("ZRANGE", keys[1], -1, -1, "WITHSCORES") as string[];
     let turn = (Number(last[1]) || 0) + 1;
@@ -131,7 +126,7 @@ return out
       let any = false;
       for (let i = 2; i < argv.length; i++) {
         if (!(want > 0 && live[i])) continue;
-        if (!["list", "none"].includes(kind(keys[i]))) {
+        if (!holds(redis, keys[i], "list")) {
           live[i] = false;
           continue;
         }

@@ -44,19 +44,25 @@ end
 `;
 
 /**
- * Lua: `now_ms()` (Redis's clock), `check(kind)` (the key types, or an
- * error reply) and `account(ok, kind)` (counts the call; once a minute it
- * also refreshes the description, the TTL and the registry entry, so the
- * Limits page's "last used" is to the minute and a call costs two HINCRBYs). Effects replication is asked for
+ * Lua: `now_ms()`, Redis's clock in ms. Effects replication is asked for
  * first: a script that reads TIME and then writes must replicate its
  * writes, not itself (the default since Redis 5; needed on older ones).
  */
-export const LIMITER_LUA = KEY_TYPES_LUA + TALLY_LUA + `
+export const NOW_MS_LUA = `
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local function now_ms()
   local t = redis.call("TIME")
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+`;
+
+/**
+ * Lua: `now_ms()` (Redis's clock), `check(kind)` (the key types, or an
+ * error reply) and `account(ok, kind)` (counts the call; once a minute it
+ * also refreshes the description, the TTL and the registry entry, so the
+ * Limits page's "last used" is to the minute and a call costs two HINCRBYs).
+ */
+export const LIMITER_LUA = KEY_TYPES_LUA + TALLY_LUA + NOW_MS_LUA + `
 local function check(kind)
   if not holds(KEYS[1], kind) then return refuse(KEYS[1], kind) end
   if not holds(KEYS[2], "hash") then return refuse(KEYS[2], "hash") end

@@ -9,7 +9,7 @@ import { KEY_TYPES_LUA } from "../../scripts/key_types.ts";
 import { holds } from "../../scripts/key_types.ts";
 import { defineScript, type ScriptRedis } from "../../transport/script.ts";
 import type { RedisReply } from "../../transport/transport.ts";
-import { redisNowMs } from "./limiter_lua.ts";
+import { NOW_MS_LUA, redisNowMs } from "./limiter_lua.ts";
 
 /**
  * KEYS: concurrent limiters' holders (sorted sets).
@@ -22,10 +22,8 @@ export const CONCURRENT_RENEW = defineScript<number>({
   idempotent: true,
   keys: ["edgekiq:limiter:<name>", "..."],
   argv: ["lease ms", "holder of KEYS[1]", "..."],
-  lua: KEY_TYPES_LUA + `
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  lua: KEY_TYPES_LUA + NOW_MS_LUA + `
+local now = now_ms()
 local lease = tonumber(ARGV[1])
 local renewed = 0
 for i = 1, #KEYS do
