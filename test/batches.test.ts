@@ -11,6 +11,7 @@
  */
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import * as v from "valibot";
 import {
   BatchError,
   type Client,
@@ -280,6 +281,27 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok(dead?.failed.every((f) => f.dead));
       assert.ok(dead?.diedAt);
       assert.equal(dead?.callbacks.death.state, "succeeded");
+    });
+
+    it("a job buried before it runs (its arguments fail the schema) counts as dead: death and complete fire", async () => {
+      const Checked = defineJob({
+        name: "Checked",
+        args: v.tuple([v.number()]),
+        perform: (_ctx, n: number) => void log.push(`checked ${n}`),
+      });
+      // The same class pushed without the schema, as another app (or an older deploy) would.
+      const Unchecked = defineJob({ name: "Checked", perform(_ctx, _n: unknown) {} });
+      extra = [Checked];
+      const batch = batches.open(client, { callbacks: { complete: [Callback, ["c"]], death: [Callback, ["d"]] } });
+      await batch.add((b) => b.pushBulk(Unchecked, [["one"], [1]]));
+      await settle();
+      assert.deepEqual(log.sort(), ["checked 1", "complete c", "death d"]);
+      const status = await batch.status();
+      assert.equal(status?.failures, 1);
+      assert.equal(status?.failed[0].errorClass, "JobArgsError");
+      assert.ok(status?.failed[0].dead);
+      assert.ok(status?.completedAt, "the batch is not left waiting for a job that will never run");
+      assert.equal(await redis.call("ZCARD", "dead"), 1);
     });
 
     it("a job dead in the dead set retried from it brings success (Sidekiq Pro's semantics)", async () => {

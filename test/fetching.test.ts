@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, createClient, createWorker, defineJob, drain, type Transport } from "../mod.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
-import { FEW_QUEUES, ReliableFetch } from "../src/server/reliable_fetch.ts";
+import { ReliableFetch } from "../src/server/reliable_fetch.ts";
+import { FEW_QUEUES } from "../src/server/empty_queues.ts";
 import { parseQueues } from "../src/server/queues.ts";
 import { FETCH_FIXED_KEYS, type FetchResult } from "../src/scripts/fetch.ts";
 import { FETCH_BYTES } from "../src/scripts/pop_first.ts";
@@ -49,6 +50,28 @@ describe("Prefetch", () => {
   });
 });
 
+describe("queue order", () => {
+  it("orders a subset as the whole list would, leaving the others out", () => {
+    assert.deepEqual(
+      parseQueues(["a", "b", "c", "d"]).order(undefined, ["b", "d"]),
+      ["b", "d"],
+      "strict keeps its order",
+    );
+    const weighted = parseQueues(["a,3", "b,5", "c,1"]);
+    // A fixed sequence of draws: the same test on every run.
+    let seed = 7;
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    let aFirst = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const order = weighted.order(random, ["a", "c"]);
+      assert.deepEqual([...order].sort(), ["a", "c"]);
+      if (order[0] === "a") aFirst++;
+    }
+    // a leads with probability 3 / (3 + 1) among a and c.
+    assert.ok(Math.abs(aFirst / 20_000 - 0.75) < 0.02, `a first ${aFirst} of 20,000`);
+  });
+});
+
 describe("prefetch option", () => {
   for (const bad of [-1, 1.5]) {
     it(`rejects prefetch ${bad} with a message naming it`, () => {
@@ -89,6 +112,11 @@ function watchFetches(inner: Transport) {
     pipeline: (commands, options) => inner.pipeline(commands, options),
     close: () => inner.close(),
     async script<R>(script: Script<R>, keys: readonly string[], args: readonly RedisArg[]): Promise<R> {
+      if (script.name === "pop") {
+        // The basic fetch's pop: KEYS are the queues named, then the paused set.
+        seen.named.push(keys.length - 1);
+        return inner.script(script, keys, args);
+      }
       if (script.name !== "fetch") return inner.script(script, keys, args);
       const count = Number(args[2]); // ARGV: identity, ttl, count, ...
       seen.calls++;
@@ -120,6 +148,38 @@ async function backlog(redis: Transport, n: number) {
   });
   await createClient({ transport: redis }).pushBulk(Quick, Array.from({ length: n }, () => []));
   return { Quick, state };
+}
+
+/** A reliable fetcher of `queues` for process `identity`, its entry alive and its held hash registered. */
+async function registeredFetch(redis: Transport, identity: string, queues: string[], transport = redis) {
+  const k = keys();
+  const fetcher = new ReliableFetch({
+    transport,
+    keys: k,
+    identity,
+    capsule: "default",
+    queues: parseQueues(queues),
+    blockSeconds: 1,
+    ttl: 60,
+  });
+  await redis.call("HSET", k.process(identity), "beat", 1);
+  await fetcher.register();
+  return fetcher;
+}
+
+/** A job's payload on `queue`. */
+const rawJob = (jid: string, queue: string) => JSON.stringify({ class: "J", args: [], queue, jid });
+
+/** `inner`, with each run of the script `name` shown to `seen` first. */
+function spyScript(inner: Transport, name: string, seen: (keys: string[], argv: RedisArg[]) => void): Transport {
+  return Object.create(inner, {
+    script: {
+      value: (script: Script<unknown>, scriptKeys: string[], argv: RedisArg[]) => {
+        if (script.name === name) seen(scriptKeys, argv);
+        return inner.script(script, scriptKeys, argv);
+      },
+    },
+  });
 }
 
 eachTarget("fetching", (t) => {
@@ -189,26 +249,28 @@ eachTarget("fetching", (t) => {
     assert.ok(seen.peakAsked <= 3, `asked for ${seen.peakAsked} at once`);
   });
 
-  it("a busy capsule of 100 queues names the few with work, not all 100, and a job on a quiet one still runs", async () => {
-    const queues = Array.from({ length: 100 }, (_, i) => `q${i}`);
-    const done = new Set<string>();
-    const Quick = defineJob({ name: "Quick", perform: (ctx) => void done.add(ctx.jid) });
-    const client = createClient({ transport: t.redis });
-    // The load on the last queue of a strict order: every fetch used to walk the 99 empty ones.
-    const jids = await client.pushBulk(Quick, Array.from({ length: 3000 }, () => []), { queue: "q99" });
-    const { transport, seen } = watchFetches(t.redis);
-    t.worker = testWorker(transport, { jobs: [Quick], capsules: { many: { queues, concurrency: 4 } } });
-    await t.worker.run();
-    await waitFor(() => done.size >= 500, "500 jobs");
-    const early = await client.push(Quick, [], { queue: "q0" });
-    await waitFor(() => done.size === 3001, "every job, the one on q0 too", 30_000);
-    assert.ok(done.has(early!) && jids.every((jid) => done.has(jid!)));
-    const few = seen.named.filter((n) => n <= 2).length;
-    // How many depends on the machine: a queue found empty sits out EMPTY_FOR_MS, so on a starved machine whose
-    // fetches come further apart more of them name all 100. Before, every fetch named all 100.
-    assert.ok(few >= 5, `fetches name few queues: ${JSON.stringify(seen.named.slice(0, 40))}`);
-    assert.ok(seen.named.some((n) => n === 100), "and every queue is asked now and then");
-  });
+  for (const fetch of ["reliable", "basic"] as const) {
+    it(`a busy capsule of 100 queues names the few with work, not all 100, and a job on a quiet one still runs (${fetch})`, async () => {
+      const queues = Array.from({ length: 100 }, (_, i) => `q${i}`);
+      const done = new Set<string>();
+      const Quick = defineJob({ name: "Quick", perform: (ctx) => void done.add(ctx.jid) });
+      const client = createClient({ transport: t.redis });
+      // The load on the last queue of a strict order: every fetch used to walk the 99 empty ones.
+      const jids = await client.pushBulk(Quick, Array.from({ length: 3000 }, () => []), { queue: "q99" });
+      const { transport, seen } = watchFetches(t.redis);
+      t.worker = testWorker(transport, { jobs: [Quick], fetch, capsules: { many: { queues, concurrency: 4 } } });
+      await t.worker.run();
+      await waitFor(() => done.size >= 500, "500 jobs");
+      const early = await client.push(Quick, [], { queue: "q0" });
+      await waitFor(() => done.size === 3001, "every job, the one on q0 too", 30_000);
+      assert.ok(done.has(early!) && jids.every((jid) => done.has(jid!)));
+      const few = seen.named.filter((n) => n <= 2).length;
+      // How many depends on the machine: a queue found empty sits out EMPTY_FOR_MS, so on a starved machine whose
+      // fetches come further apart more of them name all 100. Before, every fetch named all 100.
+      assert.ok(few >= 5, `fetches name few queues: ${JSON.stringify(seen.named.slice(0, 40))}`);
+      assert.ok(seen.named.some((n) => n === 100), "and every queue is asked now and then");
+    });
+  }
 
   it(`a capsule of ${FEW_QUEUES} queues or fewer names every queue in every fetch (strict order exactly)`, async () => {
     const queues = Array.from({ length: FEW_QUEUES }, (_, i) => `q${i}`);
@@ -228,20 +290,9 @@ eachTarget("fetching", (t) => {
     for (const listed of [true, false]) {
       await t.target.flush();
       const identity = `many:1:${listed}`;
-      const fetcher = new ReliableFetch({
-        transport: t.redis,
-        keys: k,
-        identity,
-        capsule: "default",
-        queues: parseQueues(["a", "b"]),
-        blockSeconds: 1,
-        ttl: 60,
-      });
-      await t.redis.call("HSET", k.process(identity), "beat", 1);
-      await fetcher.register();
-      const job = (jid: string, queue: string) => JSON.stringify({ class: "J", args: [], queue, jid });
-      await t.redis.call("LPUSH", "queue:a", job("a1", "a"));
-      await t.redis.call("LPUSH", "queue:b", job("b1", "b"), job("b2", "b"));
+      const fetcher = await registeredFetch(t.redis, identity, ["a", "b"]);
+      await t.redis.call("LPUSH", "queue:a", rawJob("a1", "a"));
+      await t.redis.call("LPUSH", "queue:b", rawJob("b1", "b"), rawJob("b2", "b"));
       assert.equal((await fetcher.take(5)).units.length, 1, "a first (strict)");
       assert.equal((await fetcher.take(5)).units.length, 2, "then b");
       assert.deepEqual(fetcher.heldKeys, [k.held(identity, "default")]);
@@ -257,6 +308,54 @@ eachTarget("fetching", (t) => {
       assert.deepEqual((await jids("queue:b")).sort(), ["b1", "b2"]);
       assert.equal(await heldCount(t.redis, identity), 0);
     }
+  });
+
+  it("sends the capsule's queue names only to register its held hash again after a recovery", async () => {
+    const k = keys();
+    const identity = "names:1";
+    const sent: string[] = [];
+    const transport = spyScript(t.redis, "fetch", (_keys, argv) => sent.push(String(argv[11])));
+    const fetcher = await registeredFetch(t.redis, identity, ["a", "b"], transport);
+    const held = k.held(identity, "default");
+    await t.redis.call("LPUSH", "queue:b", rawJob("b1", "b"));
+    assert.equal((await fetcher.take(5)).units.length, 1);
+    assert.deepEqual(sent, [""], "a registered hash needs no names");
+    // Another process recovered this one while it stalled: the hash and its registration are gone.
+    await t.redis.call("HDEL", k.heldRegistry, held);
+    await t.redis.call("DEL", held);
+    await t.redis.call("LPUSH", "queue:a", rawJob("a1", "a"));
+    const take = await fetcher.take(5);
+    assert.deepEqual(take.units.map((u) => u.queue), ["a"]);
+    assert.equal(take.reregistered, true);
+    assert.deepEqual(sent, ["", "", "a,b"], "asked for the names, then sent them");
+    assert.equal(await t.redis.call("HGET", held, "#queues"), "a,b");
+    assert.equal(await t.redis.call("HGET", k.heldRegistry, held), identity);
+    assert.equal(await t.redis.call("LLEN", "queue:a"), 0, "the first call took nothing");
+  });
+
+  it("a clean stop names the queues its held batches came from, and every queue when a batch it does not know is held", async () => {
+    const k = keys();
+    const identity = "stop:1";
+    const released: number[] = [];
+    const transport = spyScript(t.redis, "release", (scriptKeys) => released.push((scriptKeys.length - 2) / 2));
+    const queues = Array.from({ length: 100 }, (_, i) => `q${i}`);
+    const first = await registeredFetch(t.redis, identity, queues, transport);
+    await t.redis.call("LPUSH", "queue:q7", rawJob("j1", "q7"));
+    assert.equal((await first.take(5)).units.length, 1);
+    assert.equal(await first.release(), 1, "the running job went back");
+    assert.deepEqual(released, [1], "naming only q7");
+    assert.equal(await t.redis.call("LLEN", "queue:q7"), 1);
+
+    // A batch this fetcher never saw (a lost reply's, say) is held for q3: the narrow release refuses, the full one runs.
+    released.length = 0;
+    const second = await registeredFetch(t.redis, identity, queues, transport);
+    assert.equal((await second.take(5)).units.length, 1, "j1 again");
+    await t.redis.call("HSET", k.held(identity, "default"), "999", `q3\0${rawJob("j2", "q3")}`);
+    assert.equal(await second.release(), 2);
+    assert.deepEqual(released, [1, 100]);
+    assert.equal(await t.redis.call("LLEN", "queue:q3"), 1);
+    assert.equal(await t.redis.call("LLEN", "queue:q7"), 1);
+    assert.equal(await heldCount(t.redis, identity), 0);
   });
 
   it("moves large jobs in batches of at most 1 MiB, however many were asked for", async () => {

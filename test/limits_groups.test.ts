@@ -9,7 +9,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, drain, pollOnce } from "../mod.ts";
-import { flowLimits } from "../src/features/mod.ts";
+import { FlowGroups, flowLimits } from "../src/features/mod.ts";
 import { GroupMover } from "../src/features/limits/group_mover.ts";
 import { keys } from "../src/keys.ts";
 import { eachTarget } from "./support/targets.ts";
@@ -39,6 +39,49 @@ eachTarget("fair groups", (t) => {
     // B reads the turn afresh; A still knows g3 and g4 as next, from its own move.
     assert.deepEqual(await served(b), ["g3", "g4"]);
     assert.deepEqual(await served(a), ["g1", "g2"], "A served the groups whose turn it was, not g3 and g4 again");
+  });
+
+  it("an automatic depth's move names an eighth as many groups as its depth and serves them in passes", async () => {
+    const Sync = defineJob({ name: "Sync", perform(_ctx, _g: string) {} });
+    const client = createClient({ transport: t.redis, features: [flowLimits()] });
+    for (let g = 0; g < 100; g++) {
+      await client.pushBulk(Sync, Array.from({ length: 10 }, () => [`g${g}`] as [string]), { group: `g${g}` });
+    }
+    const mover = new GroupMover("auto");
+    assert.equal(mover.candidates("default"), 7, "50 deep, 7 groups named");
+    await mover.move({ transport: t.redis, keys: k }, "default");
+    const raws = await t.redis.call("LRANGE", "queue:default", 0, -1) as string[];
+    const order = raws.reverse().map((raw) => JSON.parse(raw).args[0] as string);
+    assert.equal(order.length, 50);
+    assert.deepEqual([...new Set(order)].sort(), ["g0", "g1", "g2", "g3", "g4", "g5", "g6"]);
+    // Fetches take from the list's tail: each pass gives every named group one job before any gets a second.
+    for (let pass = 0; pass < 7; pass++) {
+      assert.equal(new Set(order.slice(pass * 7, pass * 7 + 7)).size, Math.min(7, 50 - pass * 7), `pass ${pass}`);
+    }
+    assert.equal(await t.redis.call("ZCARD", k.groupsReady("default")), 100, "every group keeps its work and turn");
+  });
+
+  it("a group whose last job was moved is not listed, and is served again when new work arrives", async () => {
+    const Sync = defineJob({ name: "Sync", perform(_ctx, _g: string) {} });
+    const client = createClient({ transport: t.redis, features: [flowLimits()] });
+    const groups = new FlowGroups({ transport: t.redis, keys: k });
+    await client.push(Sync, ["a1"], { group: "a" });
+    const site = { transport: t.redis, keys: k };
+    const mover = new GroupMover(1);
+    assert.equal((await mover.move(site, "default")).moved, 1);
+    assert.deepEqual(await groups.top("default"), [], "an emptied group has no backlog to show");
+    await client.push(Sync, ["a2"], { group: "a" });
+    await client.push(Sync, ["b1"], { group: "b" });
+    await t.redis.call("DEL", "queue:default");
+    assert.deepEqual((await groups.top("default")).map((g) => [g.group, g.backlog]), [["a", 1], ["b", 1]]);
+    const served: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await mover.move(site, "default");
+      const raw = await t.redis.call("LPOP", "queue:default") as string | null;
+      if (raw) served.push(JSON.parse(raw).args[0]);
+    }
+    assert.deepEqual(served, ["a2", "b1"], "a, back in the turn, and b each served once, in turn");
+    assert.equal(await t.redis.call("ZCARD", k.groupsReady("default")), 0, "both left the turn once emptied");
   });
 
   it("an automatic depth is 50 at rest, follows a fast take rate deeper, and comes back down when takes stop", async () => {
@@ -162,6 +205,7 @@ eachTarget("fair groups", (t) => {
     });
     assert.equal(done.length, 300, `ran ${done.length}; drain says ${JSON.stringify(result)}`);
     assert.equal(await t.redis.call("ZCARD", k.groupsReady("default")), 0);
+    assert.deepEqual(await new FlowGroups({ transport: t.redis, keys: k }).top("default"), [], "no group is listed");
   });
 
   it("per-group concurrency: one group at its limit, the others run", async () => {

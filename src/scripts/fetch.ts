@@ -34,6 +34,12 @@ export interface FetchResult {
    * now, and whatever its first run took is held under its batch id, unseen.
    */
   readonly replayed: boolean;
+  /**
+   * The held hash must be registered again (another process recovered it)
+   * and the call sent the capsule's queue names as "": nothing was done;
+   * call again with them.
+   */
+  readonly queuesWanted: boolean;
   /** Indexes (0-based, into the queues named) of queues that are paused: nothing was taken from them. */
   readonly paused: number[];
   /** Indexes (0-based, into the queues named) of queues whose key holds another type than a list: skipped. */
@@ -61,7 +67,7 @@ export const FETCH_FIXED_KEYS = 6;
  * ARGV: identity, ttl, count, batch id, startNow, started mark, landing
  * queue (1..n, 0 = none), landing batch id, now (epoch seconds), u, the
  * queue keys' prefix (`queue:`), the capsule's queue names
- * (comma-joined), the u values the keys to release must still hold; then
+ * (comma-joined; "" unless a [-4] reply asked for them), the u values the keys to release must still hold; then
  * r and r batch ids to release; d and d batch ids done; p and p partial acks
  * (batch id, batch size, k, k job indexes); m and m (queue, batch id, job
  * index, raw) acks of jobs that may have been requeued.
@@ -98,7 +104,9 @@ export const FETCH_FIXED_KEYS = 6;
  * they were and the call refused; a release whose queues are not all named,
  * or whose queue key holds another type, is refused before it writes.
  *
- * Reply: [-2] presumed dead, [-3] request released or already run, else
+ * Reply: [-2] presumed dead, [-3] request released or already run, [-4]
+ * the held hash must be registered again and the call did not name the
+ * capsule's queues (sent as "" unless asked for): nothing was done, else
  * [queue (1..n, 0 if none), reregistered, adopted, paused queues, broken
  * queues, queues found empty (each 1-based, comma-joined), the batch as
  * stored (its queue's name and its jobs, NUL-joined; "" if none)].
@@ -149,6 +157,10 @@ local function nameOf(i) return string.sub(KEYS[${FETCH_FIXED_KEYS} + i], plen +
 local count = math.min(tonumber(ARGV[3]), SPAN)
 local batch = ARGV[4]
 local now = ARGV[9]
+-- The capsule's queue names are sent only when asked for: with 1,000 queues they are kilobytes a call, needed only
+-- to register the held hash again. A call without them that finds it unregistered writes nothing and asks.
+local registered = redis.call("HEXISTS", KEYS[2], held) == 1
+if not registered and ARGV[12] == "" then return {-4} end
 local adopted = 0
 local lq = tonumber(ARGV[7])
 if lq > 0 then
@@ -229,7 +241,7 @@ for _ = 1, tonumber(ARGV[a]) do
 end
 if redis.call("EXPIRE", KEYS[1], ARGV[2]) == 0 then return {-2} end
 local reregistered = 0
-if redis.call("HEXISTS", KEYS[2], held) == 0 then
+if not registered then
   reregistered = 1
   redis.call("HSET", KEYS[2], held, ARGV[1])
   redis.call("HSET", held, "${QUEUES_FIELD}", ARGV[12])
@@ -315,6 +327,8 @@ return reply(i, blob, broken, empty)
     const count = Math.min(Number(argv[2]), BATCH_SPAN);
     const batch = argv[3];
     const now = argv[8];
+    const registered = redis.call("HEXISTS", registry, held) === 1;
+    if (!registered && argv[11] === "") return [-4];
     let adopted = 0;
     const lq = Number(argv[6]);
     if (lq > 0) {
@@ -376,7 +390,7 @@ return reply(i, blob, broken, empty)
     }
     if (redis.call("EXPIRE", keys[0], argv[1]) === 0) return [-2];
     let reregistered = 0;
-    if (redis.call("HEXISTS", registry, held) === 0) {
+    if (!registered) {
       reregistered = 1;
       redis.call("HSET", registry, held, argv[0]);
       redis.call("HSET", held, QUEUES_FIELD, argv[11]);
@@ -441,6 +455,7 @@ return reply(i, blob, broken, empty)
         reregistered: false,
         adopted: false,
         replayed: head === -3,
+        queuesWanted: head === -4,
         paused: [],
         broken: [],
         empty: [],
@@ -454,6 +469,7 @@ return reply(i, blob, broken, empty)
       reregistered: Number(arr[1]) === 1,
       adopted: Number(arr[2]) === 1,
       replayed: false,
+      queuesWanted: false,
       paused: queueIndexes(arr[3]),
       broken: queueIndexes(arr[4]),
       empty: queueIndexes(arr[5]),
@@ -475,6 +491,8 @@ export interface PopResult {
   readonly paused: number[];
   /** Indexes (0-based, into the fetch order) of queues whose key holds another type than a list: skipped. */
   readonly broken: number[];
+  /** Indexes (0-based, into the fetch order) of the queues found empty: every one before the one taken from, or all. */
+  readonly empty: number[];
 }
 
 /**
@@ -484,8 +502,8 @@ export interface PopResult {
  *
  * KEYS: queue lists in fetch order, then the set of paused queues.
  * ARGV: count, then the queue names in fetch order.
- * Reply: [queue index (1-based, 0 if none), paused indexes, broken indexes
- * (each comma-joined), ...jobs].
+ * Reply: [queue index (1-based, 0 if none), paused indexes, broken indexes,
+ * empty indexes (each comma-joined), ...jobs].
  */
 export const POP = defineScript<PopResult>({
   name: "pop",
@@ -509,9 +527,11 @@ for i = 1, n do
     index[#keys] = i
   end
 end
-local c, jobs = popFirst(keys, tonumber(ARGV[1]), broken, {})
+local empty = {}
+local c, jobs = popFirst(keys, tonumber(ARGV[1]), broken, empty)
 for k, b in ipairs(broken) do broken[k] = index[b] end
-local out = {jobs and index[c] or 0, table.concat(pausedList, ","), table.concat(broken, ",")}
+for k, e in ipairs(empty) do empty[k] = index[e] end
+local out = {jobs and index[c] or 0, table.concat(pausedList, ","), table.concat(broken, ","), table.concat(empty, ",")}
 for _, raw in ipairs(jobs or {}) do out[#out + 1] = raw end
 return out
 `,
@@ -528,6 +548,7 @@ return out
       jobs ? index[c - 1] : 0,
       paused.join(","),
       found.broken.map((b) => index[b - 1]).join(","),
+      found.empty.map((e) => index[e - 1]).join(","),
       ...(jobs ?? []),
     ];
   },
@@ -537,7 +558,8 @@ return out
       queueIndex: Number(arr[0]) - 1,
       paused: queueIndexes(arr[1]),
       broken: queueIndexes(arr[2]),
-      jobs: arr.slice(3) as string[],
+      empty: queueIndexes(arr[3]),
+      jobs: arr.slice(4) as string[],
     };
   },
 });

@@ -11,9 +11,13 @@ import type { RedisReply } from "../transport/transport.ts";
 import { HELD_LUA, heldTwin } from "./held.ts";
 import { holds, KEY_TYPES_LUA, refusal } from "./key_types.ts";
 
+/** What the release's refusal says when a held batch's queue is not among those named (nothing was written). */
+export const RELEASE_NOT_NAMED = "is not named";
+
 /**
- * KEYS: the held hash, the registry, the capsule's n queue lists, then
- * their n landing lists.
+ * KEYS: the held hash, the registry, n queue lists of the capsule (all of
+ * them, or those its held batches and landing lists may name), then their
+ * n landing lists.
  * ARGV: the queue keys' prefix (`queue:`).
  * Every queue list is type-checked, and every batch's queue must be among
  * them, before anything moves: otherwise it refuses with nothing written.
@@ -31,7 +35,7 @@ for i = 1, n do
   if not holds(KEYS[2 + i], "list") then return refuse(KEYS[2 + i], "list") end
 end
 local lists, missing = gather(KEYS[1], 2, 2 + n, n, #ARGV[1])
-if not lists then return redis.error_reply("ERR cannot release: queue " .. missing .. " is not named") end
+if not lists then return redis.error_reply("ERR cannot release: queue " .. missing .. " ${RELEASE_NOT_NAMED}") end
 local moved = 0
 for i = 1, n do
   local back = {}
@@ -49,7 +53,7 @@ return moved
     const queueKeys = keys.slice(2, 2 + n);
     for (const key of queueKeys) if (!holds(redis, key, "list")) throw refusal(key, "list");
     const lists = heldTwin.gather(redis, keys[0], { queueKeys, landingKeys: keys.slice(2 + n), plen: argv[0].length });
-    if (!Array.isArray(lists)) throw new Error(`ERR cannot release: queue ${lists.missing} is not named`);
+    if (!Array.isArray(lists)) throw new Error(`ERR cannot release: queue ${lists.missing} ${RELEASE_NOT_NAMED}`);
     let moved = 0;
     lists.forEach((jobs, i) => {
       heldTwin.pushBack(redis, queueKeys[i], jobs.map(([raw]) => raw));

@@ -96,6 +96,11 @@ export class AckBook {
     this.#settle(batch, 1);
   }
 
+  /** The queues (indexes) of the batches this book still tracks: what the held hash may hold as far as it knows. */
+  heldQueues(): Set<number> {
+    return new Set([...this.#batches.values()].map((b) => b.qi));
+  }
+
   /** Jobs of batch `id` went back to their queue: settled, as far as this process goes. */
   putBack(id: number, count: number): void {
     const batch = this.#batches.get(id);

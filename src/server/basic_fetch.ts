@@ -15,6 +15,7 @@ import type { FetcherOptions } from "./reliable_fetch.ts";
 import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
 import { pausedWait } from "./pause_wait.ts";
 import { QueueStates } from "./queue_states.ts";
+import { EmptyQueues } from "./empty_queues.ts";
 
 const NOTHING: Take = { units: [], alive: true, reregistered: false };
 
@@ -38,6 +39,8 @@ export class BasicFetch implements Fetcher {
   #unlocks: Array<[key: string, value: string]> = [];
   /** Paused and broken queues: a blocking pop watches neither. */
   #states: QueueStates;
+  /** The queues found empty a moment ago: a busy fetch of many queues leaves them out. */
+  #empties: EmptyQueues;
 
   constructor(options: FetcherOptions) {
     this.#transport = options.transport;
@@ -46,6 +49,7 @@ export class BasicFetch implements Fetcher {
     this.#queueKeys = options.queues.names.map((q) => options.keys.queue(q));
     this.#blockSeconds = options.blockSeconds;
     this.#states = new QueueStates(options.logger, (q) => options.keys.queue(q));
+    this.#empties = new EmptyQueues(options.queues);
   }
 
   get queues(): readonly string[] {
@@ -90,12 +94,14 @@ export class BasicFetch implements Fetcher {
     // No fetch call to carry releases: they go on their own first.
     await this.flush();
     if (max === 0) return NOTHING;
-    const order = this.#queues.order();
+    const order = this.#empties.named(true);
+    const sentAt = Date.now();
     const result = await this.#transport.script(
       POP,
       [...order.map((q) => this.#keys.queue(q)), this.#keys.paused],
       [max, ...order],
     );
+    this.#empties.noted(order, result.empty, sentAt);
     this.#states.note(order, {
       paused: result.paused.map((i) => order[i]),
       broken: result.broken.map((i) => order[i]),

@@ -510,8 +510,18 @@ async function bury(
     error_class: entry.error_class,
     error_message: entry.error_message,
   });
-  const json = serializePayload(entry, deps.timeFormat);
-  const done = await deps.settler.settle(unit, { target: "dead", score: Date.now() / 1000, json }, "burying a bad job");
+  const dead: SettleEntry = {
+    target: "dead",
+    score: Date.now() / 1000,
+    json: serializePayload(entry, deps.timeFormat),
+  };
+  // A readable job's features hear of its death as of any other: its batch counts it (or it would wait forever), and
+  // a limiter slot its receive took is let go. An unreadable one names nothing they could know. Death handlers are
+  // not run: they are for jobs that ran and failed (a buried job's unique lock still waits for its expiry).
+  if (payload && deps.observers.length) {
+    return finish(deps, unit, { kind: "dead", queue: unit.queue, payload: entry, ms: 0, error }, dead);
+  }
+  const done = await deps.settler.settle(unit, dead, "burying a bad job");
   return typeof done === "object" ? "abandon" : done;
 }
 

@@ -25,8 +25,13 @@ export interface QueueList {
   readonly weights: Readonly<Record<string, number>>;
   /** The mode the weights imply. */
   readonly mode: QueueMode;
-  /** The order to try queues in for the next fetch. */
-  order(random?: () => number): string[];
+  /**
+   * The order to try queues in for the next fetch: all of them, or the
+   * ones in `among` (a subset, in the list's order), ordered as the mode
+   * says (a weighted order of a subset is the whole list's order with the
+   * others left out, in distribution).
+   */
+  order(random?: () => number, among?: readonly string[]): string[];
 }
 
 /**
@@ -79,9 +84,9 @@ export function parseQueues(specs: readonly string[]): QueueList {
   // with probability weight / total, as in Sidekiq's shuffled expanded list,
   // without building a list as long as the weights add up to.
   const order = mode === "strict" || names.length === 1
-    ? () => [...names]
-    : (random: () => number = Math.random) =>
-      names
+    ? (_random?: () => number, among: readonly string[] = names) => [...among]
+    : (random: () => number = Math.random, among: readonly string[] = names) =>
+      among
         .map((name) => [name, random() ** (1 / Math.max(weights[name], 1))] as const)
         .sort((a, b) => b[1] - a[1])
         .map(([name]) => name);

@@ -22,7 +22,7 @@ import { buryInvalidUtf8 } from "../scripts/bury_invalid.ts";
 import { FETCH, type FetchResult } from "../scripts/fetch.ts";
 import { BATCH_SPAN, QUEUES_FIELD } from "../scripts/held.ts";
 import { startingNow } from "../scripts/recovered_mark.ts";
-import { RELEASE } from "../scripts/release.ts";
+import { RELEASE, RELEASE_NOT_NAMED } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
 import type { Fetcher, Take } from "./fetcher.ts";
@@ -30,21 +30,7 @@ import type { QueueList } from "./queues.ts";
 import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
 import { pausedWait } from "./pause_wait.ts";
 import { QueueStates } from "./queue_states.ts";
-
-/**
- * Up to this many queues, every fetch names all of a capsule's queues;
- * beyond it, one found empty sits out for {@link EMPTY_FOR_MS} while others
- * have work (docs/performance.md, "Queues").
- */
-export const FEW_QUEUES = 16;
-
-/**
- * How long a queue found empty is left out of a busy capsule's fetches
- * (with more than {@link FEW_QUEUES} queues): a job pushed to it meanwhile
- * waits at most this much longer, and only while the capsule has other
- * work; an idle capsule asks every queue.
- */
-export const EMPTY_FOR_MS = 50;
+import { EmptyQueues } from "./empty_queues.ts";
 
 /** Options for a fetch strategy. */
 export interface FetcherOptions {
@@ -93,16 +79,19 @@ export class ReliableFetch implements Fetcher {
   /** A call on its way that carries the started mark up to `upTo`. */
   #markWrite: { upTo: number; done: Promise<void> } | undefined;
   #rotation = 0;
+  /** The queues (indexes) a blocking fetch here has watched: only their landing lists can hold a job of ours. */
+  #watched = new Set<number>();
   /** Paused and broken queues: a blocking fetch watches neither. */
   #states: QueueStates;
-  /** When each queue was last found empty (ms): with many queues, one found empty is not named again for a while. */
-  #emptyAt = new Map<string, number>();
+  /** The queues found empty a moment ago: a busy fetch of many queues leaves them out. */
+  #empties: EmptyQueues;
 
   constructor(options: FetcherOptions) {
     this.#options = options;
     const k = options.keys;
     this.#names = options.queues.names;
     this.#names.forEach((q, i) => this.#index.set(q, i + 1));
+    this.#empties = new EmptyQueues(options.queues);
     this.#queueKeys = this.#names.map((q) => k.queue(q));
     this.#held = k.held(options.identity, options.capsule);
     this.#landingKeys = this.#names.map((q) => k.landing(this.#held, q));
@@ -202,7 +191,7 @@ export class ReliableFetch implements Fetcher {
     return this.#call(max, startNow, false);
   }
 
-  async #call(max: number, startNow: number, all: boolean): Promise<Take> {
+  async #call(max: number, startNow: number, all: boolean, queuesWanted = false): Promise<Take> {
     max = Math.min(max, BATCH_SPAN);
     const batch = this.#next;
     if (max > 0) this.#next++;
@@ -224,7 +213,7 @@ export class ReliableFetch implements Fetcher {
       Date.now() / 1000,
       this.#unlocks.length,
       k.queue(""),
-      this.#names.join(","),
+      queuesWanted ? this.#names.join(",") : "",
       ...this.#unlocks.map(([, value]) => value),
       this.#released.length,
       ...this.#released,
@@ -256,6 +245,14 @@ export class ReliableFetch implements Fetcher {
       if (max > 0) this.#released.push(batch);
       this.#landing ??= landing;
       throw error;
+    }
+    if (result.queuesWanted && !queuesWanted) {
+      // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
+      acks.restore();
+      this.#released.unshift(...sent.released);
+      this.#unlocks.unshift(...sent.unlocks);
+      this.#landing ??= landing;
+      return this.#call(max, startNow, all, true);
     }
     acks.confirm();
     this.#noteQueues(named, result, started);
@@ -289,34 +286,25 @@ export class ReliableFetch implements Fetcher {
   }
 
   /**
-   * The queues (1-based indexes) a call names, in the order to try them.
-   * Every queue, unless the capsule has more than {@link FEW_QUEUES} and the
-   * call takes jobs: then a queue found empty within the last
-   * {@link EMPTY_FOR_MS} is left out while others are named, so a busy
-   * capsule of 1,000 queues pays for the few that have work, not for the
-   * rest. A call that releases a lost batch (whose queue it cannot know)
-   * names every queue; one that acknowledges a requeued copy, or adopts a
-   * landed job, names that queue too.
+   * The queues (1-based indexes) a call names, in the order to try them
+   * (see {@link EmptyQueues}): a busy capsule of 1,000 queues pays for the
+   * few that have work, not for the rest. A call that releases a lost batch
+   * (whose queue it cannot know) names every queue; one that acknowledges a
+   * requeued copy, or adopts a landed job, names that queue too.
    */
   #named(taking: boolean, needed: ReadonlySet<number>): number[] {
-    const order = this.#options.queues.order().map((q) => this.#index.get(q)!);
-    if (this.#names.length <= FEW_QUEUES || !taking || this.#released.length > 0) return order;
-    const now = Date.now();
-    const named = order.filter((qi) => {
-      const at = this.#emptyAt.get(this.#names[qi - 1]);
-      return at === undefined || now - at >= EMPTY_FOR_MS || needed.has(qi);
-    });
-    // All found empty a moment ago: ask them all (this is the call that goes idle or blocks).
-    if (named.length === 0) return order;
-    if (this.#landing && !named.includes(this.#landing[0])) named.push(this.#landing[0]);
-    return named;
+    const landing = this.#landing?.[0];
+    const named = this.#empties.named(
+      taking && this.#released.length === 0,
+      (i) => needed.has(i + 1) || i + 1 === landing,
+    );
+    return named.map((q) => this.#index.get(q)!);
   }
 
   /** Takes in what a call found about the queues it named: paused, broken, empty. */
   #noteQueues(named: readonly number[], result: FetchResult, sentAt: number): void {
     const names = named.map((qi) => this.#names[qi - 1]);
-    for (const queue of names) this.#emptyAt.delete(queue);
-    for (const p of result.empty) this.#emptyAt.set(names[p], sentAt);
+    this.#empties.noted(names, result.empty, sentAt);
     this.#states.note(names, {
       paused: result.paused.map((p) => names[p]),
       broken: result.broken.map((p) => names[p]),
@@ -343,6 +331,7 @@ export class ReliableFetch implements Fetcher {
     }
     const queue = watchable[this.#rotation++ % watchable.length];
     const qi = this.#index.get(queue)!;
+    this.#watched.add(qi);
     const batch = this.#next++;
     // Named to the next call only once the command is over: a call made
     // meanwhile (a suspect's flush) would find the landing list still empty,
@@ -423,10 +412,31 @@ export class ReliableFetch implements Fetcher {
    */
   async release(): Promise<number> {
     await this.flush().catch(() => {}); // the release below returns what an unsent ack would have removed
+    // Named: the queues of the batches this process knows it holds and those it watched (a capsule of 1,000 queues
+    // would otherwise name 2,000 keys at every stop). A batch of another queue (a lost reply's) makes the script
+    // refuse, writing nothing: then every queue is named.
+    const some = new Set([...this.#acks.heldQueues(), ...this.#watched]);
+    if (this.#landing) some.add(this.#landing[0]);
+    if (some.size < this.#names.length) {
+      try {
+        return await this.#release([...some].sort((a, b) => a - b));
+      } catch (error) {
+        if (!String((error as Error)?.message).includes(RELEASE_NOT_NAMED)) throw error;
+      }
+    }
+    return await this.#release(this.#names.map((_, i) => i + 1));
+  }
+
+  #release(named: readonly number[]): Promise<number> {
     const k = this.#options.keys;
-    return await this.#options.transport.script(
+    return this.#options.transport.script(
       RELEASE,
-      [this.#held, k.heldRegistry, ...this.#queueKeys, ...this.#landingKeys],
+      [
+        this.#held,
+        k.heldRegistry,
+        ...named.map((qi) => this.#queueKeys[qi - 1]),
+        ...named.map((qi) => this.#landingKeys[qi - 1]),
+      ],
       [k.queue("")],
     );
   }

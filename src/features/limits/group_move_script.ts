@@ -1,6 +1,6 @@
 /**
  * The mover of a grouped queue: feeds the plain queue list from the groups
- * with work, one job per group per turn, the least recently served group
+ * with work, one job per named group per pass, the least recently served group
  * first, until the queue holds `target` jobs. The core's fetch is
  * unchanged (it reads the plain list), a lone group gets every slot
  * (work-conserving), a paused group is not in the ready set (no

