@@ -146,9 +146,9 @@ export function flowLimits(options: FlowLimitsOptions = {}): FlowLimits {
   let keeperAt = Infinity;
 
   /**
-   * Gives back the slots of jobs that left without an outcome (buried
-   * before they ran, put back by an Interrupt): renewing them would hold
-   * them for the life of the process.
+   * Gives back the slots of jobs that left without an outcome (put back
+   * by an Interrupt or a hard stop): renewing them would hold them for the
+   * life of the process.
    */
   async function beat(ctx: FeatureContext): Promise<void> {
     if (!ctx.jobs) return;
