@@ -30,6 +30,7 @@ import { DeadSet } from "../src/api/mod.ts";
 import { BatchSet } from "../src/features/batches/mod.ts";
 import type { Batch } from "../src/features/batches/mod.ts";
 import { BATCH_OUTCOME, outcomeItem } from "../src/features/batches/outcome_script.ts";
+import { frameWrites } from "../src/server/frame_writes.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -152,7 +153,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           };
         },
       });
-      const worker = testWorker(slow, { jobs: [Work], features: [batches], concurrency: 5 });
+      // The callback is pushed by the last write, possibly before the stop begins: this worker may run it too.
+      const worker = testWorker(slow, { jobs: [Work, Callback], features: [batches], concurrency: 5 });
       await worker.run();
       await waitFor(() => log.filter((l) => l.startsWith("work ")).length === 40, "every job performed");
       await worker.stop();
@@ -161,7 +163,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const queued = (await redis.call("LRANGE", "queue:default", 0, -1) as string[]).map((raw) =>
         JSON.parse(raw).class
       );
-      assert.deepEqual(queued, ["Callback"], "nothing was put back: only the success callback waits");
+      assert.deepEqual(queued.filter((name) => name !== "Callback"), [], "nothing was put back");
       await settle();
       assert.equal(log.filter((l) => l.startsWith("work ")).length, 40, "no job ran twice");
       assert.deepEqual(log.filter((l) => l.startsWith("success")), ["success s"]);
@@ -214,23 +216,12 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           now: Date.now(),
           queues: ["default"],
         });
-      const send = (jid: string) => {
-        const { keys, args } = item(jid);
-        return redis.script(BATCH_OUTCOME, keys, [keys.length, args.length, ...args]);
-      };
+      const send = (jid: string) => redis.script(BATCH_OUTCOME, ...frameWrites([item(jid)]));
       await send(jids[0]!);
       await send(jids[0]!);
       assert.equal((await batch.status())?.pending, 1);
-      // Two writes for the last job in one call, as the settler coalesces them.
-      const { keys, args } = item(jids[1]!);
-      await redis.script(BATCH_OUTCOME, [...keys, ...keys], [
-        keys.length,
-        args.length,
-        ...args,
-        keys.length,
-        args.length,
-        ...args,
-      ]);
+      // Two writes for the last job in one call, as the settler coalesces them (the second names the first's keys).
+      await redis.script(BATCH_OUTCOME, ...frameWrites([item(jids[1]!), item(jids[1]!)]));
       await send(jids[1]!);
       const status = await batch.status();
       assert.equal(status?.pending, 0);

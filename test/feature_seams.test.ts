@@ -243,7 +243,7 @@ eachTarget("feature seams", (t) => {
     assert.deepEqual(seen.sort(), ["Answer:succeeded", "Broken:retry"]);
   });
 
-  it("a slot starts its next jobs while earlier ones' outcome writes are on their way (at most eight per slot)", async () => {
+  it("a slot starts its next jobs while earlier ones' outcome writes are on their way (at most sixteen per slot)", async () => {
     const RECORD = defineScript<unknown>({
       name: "slowRecord",
       idempotent: true,
@@ -272,21 +272,21 @@ eachTarget("feature seams", (t) => {
     };
     const started: string[] = [];
     const Step = defineJob({ name: "Step", perform: (ctx) => void started.push(ctx.jid) });
-    const jids = await createClient({ transport: t.redis }).pushBulk(Step, Array.from({ length: 12 }, () => []));
+    const jids = await createClient({ transport: t.redis }).pushBulk(Step, Array.from({ length: 24 }, () => []));
     t.worker = testWorker(slow, { jobs: [Step], features: [recorder], concurrency: 1, onError: () => {} });
     await t.worker.run();
-    // Every write is held: the slot runs on ahead of them, then waits once eight are on their way (a ninth job has
-    // run by then); what it fetches ahead is bounded too.
+    // Every write is held: the slot runs on ahead of them, then waits once sixteen are on their way (a seventeenth job
+    // has run by then); what it fetches ahead is bounded too.
     await waitFor(() => started.length >= 2, "the second job started while the first's write waits");
     let before = -1;
     while (started.length !== before) {
       before = started.length;
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.ok(started.length >= 2 && started.length <= 9, `${started.length} jobs ran while every write waited`);
+    assert.ok(started.length >= 2 && started.length <= 17, `${started.length} jobs ran while every write waited`);
     assert.equal((await t.worker.running()).length, 0, "none of them counts as running: each perform is over");
     release();
-    await waitFor(async () => (await t.redis.call("GET", `result:${jids[11]}`)) === "succeeded", "all written");
+    await waitFor(async () => (await t.redis.call("GET", `result:${jids[23]}`)) === "succeeded", "all written");
     await waitFor(async () => (await heldCount(t.redis, t.worker!.identity)) === 0, "and acknowledged");
   });
 
@@ -366,6 +366,113 @@ return 1`,
     assert.ok(items >= 60, `every write sent (a failed call's again): ${items}`);
     assert.ok(calls.length < 60, `jobs finishing together share calls: ${calls.length} calls for 60 jobs`);
     assert.ok(calls.some((c) => c.items > 1 && c.keys === 2 && c.shared === c.items - 1), "shared keys sent once");
+  });
+
+  it("coalesced writes of jobs that finish in one burst go in one call, not the first alone and the rest after", async () => {
+    const sizes: number[] = [];
+    const NOTE = defineScript<unknown>({
+      name: "note",
+      idempotent: true,
+      keys: ["...per write: its key"],
+      argv: ["...per write: #keys, #args, value"],
+      lua: `
+local a, k = 1, 1
+while a <= #ARGV do
+  if tonumber(ARGV[a]) > 0 then k = k + 1 end
+  redis.call("SET", "note:" .. ARGV[a + 2], 1)
+  a = a + 2 + tonumber(ARGV[a + 1])
+end
+return 1`,
+      twin(redis, _keys, argv) {
+        for (let a = 0; a < argv.length; a += 2 + Number(argv[a + 1])) redis.call("SET", `note:${argv[a + 2]}`, 1);
+        return 1;
+      },
+    });
+    const counting = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return (s: { name: string }, k: string[], a: unknown[]) => {
+            if (s.name === "note") {
+              let items = 0;
+              for (let i = 0; i < a.length; i += 2 + Number(a[i + 1])) items++;
+              sizes.push(items);
+            }
+            return target.script(s as never, k, a as never);
+          };
+        }
+        if (prop === "withSignal") return undefined;
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const key = ["note"];
+    const note: Feature = {
+      name: "note",
+      outcome: (o) => ({ script: NOTE, keys: key, args: [o.payload.jid], coalesce: true }),
+    };
+    const Quick = defineJob({ name: "Quick", perform: async () => {} });
+    await createClient({ transport: t.redis }).pushBulk(Quick, Array.from({ length: 40 }, () => []));
+    const drained = await drain({
+      transport: counting,
+      jobs: [Quick],
+      features: [note],
+      concurrency: 10,
+      budgetMs: 20_000,
+    });
+    assert.equal(drained.processed, 40);
+    assert.equal(sizes.reduce((n, size) => n + size, 0), 40, "every write sent once");
+    // Ten slots run their jobs side by side: the first call carries what they all finished, not one job's write.
+    assert.ok(sizes[0] >= 10, `the first call carries the burst: ${sizes.join(", ")}`);
+    assert.ok(sizes.length <= 4, `40 jobs in a few calls: ${sizes.join(", ")}`);
+  });
+
+  it("a coalesced write that can never apply buries its own job only, not the jobs it shared a call with", async () => {
+    const BUMP = defineScript<unknown>({
+      name: "bump",
+      idempotent: true,
+      keys: ["...per write: its hash"],
+      argv: ["...per write: #keys, #args"],
+      lua: `
+local a, k = 1, 1
+while a <= #ARGV do
+  redis.call("HSET", KEYS[k], "done", 1)
+  k = k + tonumber(ARGV[a])
+  a = a + 2 + tonumber(ARGV[a + 1])
+end
+return 1`,
+      twin(redis, keys, argv) {
+        for (let a = 0, k = 0; a < argv.length; a += 2 + Number(argv[a + 1])) {
+          redis.call("HSET", keys[k], "done", 1);
+          k += Number(argv[a]);
+        }
+        return 1;
+      },
+    });
+    const bump: Feature = {
+      name: "bump",
+      outcome: (o) => ({ script: BUMP, keys: [`bump:${o.payload.args[0]}`], args: [], coalesce: true }),
+    };
+    // Job 3's hash is a list: HSET on it fails with WRONGTYPE, which no retry can fix. (The script applies once per
+    // write by contract: a call that failed part-way may be sent again, write by write.)
+    await t.redis.call("RPUSH", "bump:3", "not a counter");
+    const Quick = defineJob({ name: "Quick", perform: async (_ctx, _n: number) => {} });
+    await createClient({ transport: t.redis }).pushBulk(Quick, Array.from({ length: 8 }, (_, i) => [i]));
+    const drained = await drain({
+      transport: t.redis,
+      jobs: [Quick],
+      features: [bump],
+      concurrency: 8,
+      budgetMs: 20_000,
+      onError: () => {},
+    });
+    assert.equal(drained.processed, 8);
+    const dead = (await t.redis.call("ZRANGE", "dead", 0, -1)) as string[];
+    assert.equal(dead.length, 1, `only the job whose write cannot apply is buried: ${dead.length}`);
+    assert.match(dead[0], /"args":\[3\]/);
+    assert.match(dead[0], /Cannot record the job's outcome/);
+    for (const i of [0, 1, 2, 4, 5, 6, 7]) {
+      assert.equal(await t.redis.call("HGET", `bump:${i}`, "done"), "1", `job ${i}'s write applied`);
+    }
   });
 
   it("poll tasks: each step is isolated, so a failing feature never stops orphan recovery", async () => {

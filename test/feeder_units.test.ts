@@ -69,11 +69,16 @@ class ScriptedFetcher implements Fetcher {
   }
 }
 
-function feeder(fetcher: Fetcher, idle: IdlePolicy = "drain", concurrency = 2): Feeder {
+function feeder(
+  fetcher: Fetcher,
+  idle: IdlePolicy = "drain",
+  concurrency = 2,
+  prefetch = new Prefetch({ concurrency, min: 0, max: 10 }),
+): Feeder {
   return new Feeder({
     fetcher,
     concurrency,
-    prefetch: new Prefetch({ concurrency, min: 0, max: 10 }),
+    prefetch,
     idle,
     pollMaxMs: 50,
     onDead: () => Promise.resolve(),
@@ -115,7 +120,7 @@ describe("Feeder", () => {
     f.takes.push(f.batch("c"));
     // Both slots are taken: no room to fetch into until one is over.
     assert.equal(feed.take(), undefined);
-    feed.ran(a!);
+    feed.ran(a!, 1);
     assert.equal(feed.running.size, 2, "still handed out: its outcome is not written yet");
     assert.deepEqual([...feed.performing.values()].map((u) => jid(u.unit)), ["b"]);
     const c = feed.take() ?? await feed.next();
@@ -123,6 +128,28 @@ describe("Feeder", () => {
     assert.equal(feed.running.size, 3);
     for (const unit of [a, b, c]) await feed.finish(unit!, "ack", 1);
     assert.equal(feed.performing.size, 0);
+    await feed.quiet();
+  });
+
+  it("a job's time for the prefetch is its perform, not the wait for its outcome writes", async () => {
+    const times: number[] = [];
+    const prefetch = new (class extends Prefetch {
+      override job(ms: number): void {
+        times.push(ms);
+        super.job(ms);
+      }
+    })({ concurrency: 1, min: 0, max: 10 });
+    const f = new ScriptedFetcher();
+    f.takes.push(f.batch("a", "b"));
+    const feed = feeder(f, "drain", 1, prefetch);
+    feed.start();
+    const a = await feed.next();
+    feed.ran(a!, 2);
+    await feed.finish(a!, "ack", 500);
+    const b = feed.take() ?? await feed.next();
+    await feed.finish(b!, "ack", 3);
+    // Counted as 500 ms, a's write wait would make jobs look slow and shrink what is fetched ahead.
+    assert.deepEqual(times, [2, 3]);
     await feed.quiet();
   });
 

@@ -124,12 +124,15 @@ export class Feeder {
   }
 
   /**
-   * A handed-out unit's `perform` is over and only its outcome's writes
-   * remain: it no longer counts against what to fetch, nor as busy.
+   * A handed-out unit's `perform` is over, `ms` after it was handed out,
+   * and only its outcome's writes remain: it no longer counts against what
+   * to fetch, nor as busy.
    */
-  ran(unit: UnitOfWork): void {
+  ran(unit: UnitOfWork, ms: number): void {
     if (!this.#slots.has(unit)) return;
     this.#writing.add(unit);
+    // What a job holds a slot for is its perform: its writes' wait would make jobs look slow and shrink the prefetch.
+    this.#options.prefetch.job(ms);
     // Room to fetch into, but no news of the queues: after a fetch that found them empty, no fetch for this alone.
     this.#signal();
   }
@@ -229,7 +232,7 @@ export class Feeder {
 
   /** A finished unit leaves its slot. */
   #release(unit: UnitOfWork, ms: number): undefined {
-    this.#options.prefetch.job(ms);
+    if (!this.#writing.has(unit)) this.#options.prefetch.job(ms);
     const slot = this.#slots.get(unit);
     if (slot !== undefined) {
       this.#running.get(slot)?.control.dispose();

@@ -39,7 +39,7 @@ export type ManagerState = "new" | "running" | "quiet" | "stopped";
  * against what the feeder fetches); 32 was no faster (`test/bench/batches.ts`).
  * A stop still waits for their writes (`#idleWithin` counts them).
  */
-const WRITES_PER_SLOT = 8;
+const WRITES_PER_SLOT = 16;
 
 /**
  * Runs one capsule's processors.
@@ -204,9 +204,12 @@ export class Manager {
     // WRITES_PER_SLOT per slot): their round trip is not the slot's idle time.
     const overlap = deps.observers.some((f) => f.outcome !== undefined);
     const writing: Promise<void>[] = [];
+    const settler = deps.settler;
     for (;;) {
-      // A buffered job is taken without a promise; only an empty buffer waits.
-      const unit = feeder.take() ?? await feeder.next();
+      // A buffered job is taken without a promise; only an empty buffer waits (sending the writes made so far).
+      let unit = feeder.take();
+      if (!unit) settler.flush();
+      unit ??= await feeder.next();
       if (!unit) break;
       if (!overlap) {
         // #process inline: an async call fewer per job on the hot path (its frame and promise were ~0.7 KB of
@@ -223,27 +226,40 @@ export class Manager {
         if (this.#settled.length) this.#checkSettled();
         continue;
       }
-      let ran!: () => void;
-      const performed = new Promise<void>((resolve) => (ran = () => (feeder.ran(unit), resolve())));
-      const done = this.#process(deps, unit, { ran });
-      await Promise.race([performed, done]);
-      writing.push(done);
+      let over!: () => void;
+      const performed = new Promise<void>((resolve) => (over = resolve));
+      writing.push(this.#process(deps, unit, over));
+      await performed;
       // Writes of jobs finishing together share a call, so a few in flight per slot make each call carry more.
-      while (writing.length > WRITES_PER_SLOT) await writing.shift();
+      while (writing.length > WRITES_PER_SLOT) {
+        settler.flush();
+        await writing.shift();
+      }
     }
+    settler.flush();
     await Promise.all(writing);
   }
 
-  /** One unit, from its start to its outcome handed to the feeder (the overlapping path; see #processor). */
-  async #process(deps: ProcessorDeps, unit: UnitOfWork, run: { ran?: () => void }): Promise<void> {
+  /**
+   * One unit, from its start to its outcome handed to the feeder (the
+   * overlapping path; see #processor). `over` lets the slot go on: once the
+   * job's perform is over, or the unit ended without one.
+   */
+  async #process(deps: ProcessorDeps, unit: UnitOfWork, over: () => void): Promise<void> {
     const feeder = this.#options.feeder;
     const started = performance.now();
+    const ran = () => {
+      feeder.ran(unit, performance.now() - started);
+      over();
+    };
     try {
       if (unit.recovered) await feeder.begin(unit);
-      const outcome = await processUnit(deps, unit, { control: feeder.control(unit), ran: run.ran });
+      const outcome = await processUnit(deps, unit, { control: feeder.control(unit), ran });
+      over();
       const finishing = feeder.finish(unit, outcome, performance.now() - started);
       if (finishing) await finishing;
     } catch (error) {
+      over();
       await this.#failed(unit, error, started);
     }
     if (this.#settled.length) this.#checkSettled();

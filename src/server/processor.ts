@@ -383,7 +383,18 @@ function finish(
   }
   // A success no feature writes for is acknowledged at once: no promise.
   if (!writes && !entry) return "ack";
+  // Only features' writes (a batch job's success): no frame of our own around the settler's answer.
+  if (!entry) return deps.settler.writeFeatures(unit, writes!).then((done) => featuresWritten(deps, unit, done));
   return written(deps, unit, outcome, writes, entry);
+}
+
+/** What the features' writes came to: an unwritable one buries the job. */
+function featuresWritten(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  done: UnitOutcome | Unwritable,
+): UnitOutcome | Promise<UnitOutcome> {
+  return typeof done === "object" ? buryUnwritable(deps, unit, "features' outcome", done) : done;
 }
 
 /** The features' outcome writes, then the job's own (`entry`), made durable. */
@@ -396,7 +407,7 @@ async function written(
 ): Promise<UnitOutcome> {
   if (writes) {
     const done = await deps.settler.writeFeatures(unit, writes);
-    if (done !== "ack") return typeof done === "object" ? buryUnwritable(deps, unit, "features' outcome", done) : done;
+    if (done !== "ack") return featuresWritten(deps, unit, done);
   }
   if (!entry) return "ack";
   const what = outcome.kind === "later" ? "writing a job to run later" : `writing ${outcome.kind}`;

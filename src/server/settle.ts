@@ -14,11 +14,12 @@ import type { Keys } from "../keys.ts";
 import type { JobPayload } from "../payload.ts";
 import { SETTLE } from "../scripts/settle.ts";
 import { BATCH_SPAN } from "../scripts/held.ts";
-import type { Command, RedisArg, Transport } from "../transport/transport.ts";
+import type { Command, Transport } from "../transport/transport.ts";
 import type { Script } from "../transport/script.ts";
 import { TransportError } from "../transport/transport_error.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import type { OutcomeWrite } from "./worker_feature.ts";
+import { frameWrites } from "./frame_writes.ts";
 
 /**
  * What to do with a unit once it has been processed: acknowledge it, put it
@@ -58,10 +59,24 @@ const MAX_WRITE_BACKOFF_MS = 5000;
 /** Most coalesced writes in one call (a bound on one script's KEYS and running time). */
 const MAX_COALESCED = 500;
 
+/**
+ * Microtask rounds with no coalesced write added after which the writes
+ * waiting are sent: more than the rounds one job takes from its start to its
+ * write (about four, more with middleware), so jobs running side by side in
+ * step do not send a call each.
+ */
+const QUIET_ROUNDS = 16;
+
 /** Coalesced writes of one script waiting for the call on its way to return. */
 interface Lane {
   busy: boolean;
-  waiting: { write: OutcomeWrite; done: (error?: unknown) => void }[];
+  waiting: Waiting[];
+}
+
+/** A coalesced write waiting for its call, and whom to tell how it went. */
+interface Waiting {
+  readonly write: OutcomeWrite;
+  readonly done: (outcome: UnitOutcome | Unwritable) => void;
 }
 
 /**
@@ -76,6 +91,9 @@ interface Lane {
 export class Settler {
   #options: SettlerOptions;
   #lanes = new Map<Script<unknown>, Lane>();
+  #backstop: ReturnType<typeof setTimeout> | undefined;
+  #watching = false;
+  #added = 0;
 
   constructor(options: SettlerOptions) {
     this.#options = options;
@@ -105,73 +123,116 @@ export class Settler {
           entry.json,
           ...trim,
         ]);
-    return this.durably(unit, what, write);
+    return this.#durably(write, { context: what, queue: unit.queue });
   }
 
   /**
    * Features' outcome writes, each applied once by contract, all sent
    * together; a coalescing write shares its call with the same script's
-   * writes of other jobs finishing at the same moment.
+   * writes of other jobs finishing at the same moment, and its lane retries
+   * that call (a job's lone coalesced write, the usual case, costs no retry
+   * frame of its own).
    */
   writeFeatures(unit: UnitOfWork, writes: readonly OutcomeWrite[]): Promise<UnitOutcome | Unwritable> {
+    if (writes.length === 1 && writes[0].coalesce) return this.#coalesced(writes[0]);
+    return this.#writeAll(unit, writes);
+  }
+
+  async #writeAll(unit: UnitOfWork, writes: readonly OutcomeWrite[]): Promise<UnitOutcome | Unwritable> {
     const { transport } = this.#options;
-    return this.durably(
-      unit,
-      "writing features' outcome",
-      () =>
-        Promise.all(
-          writes.map((w) => (w.coalesce ? this.#coalesced(w) : transport.script(w.script, w.keys, w.args))),
-        ),
-    );
+    const alone = writes.filter((w) => !w.coalesce);
+    const outcomes = await Promise.all([
+      ...writes.filter((w) => w.coalesce).map((w) => this.#coalesced(w)),
+      alone.length === 0 ? "ack" as const : this.#durably(
+        () => Promise.all(alone.map((w) => transport.script(w.script, w.keys, w.args))),
+        { context: "writing features' outcome", queue: unit.queue },
+      ),
+    ]);
+    return outcomes.find((outcome) => outcome !== "ack") ?? "ack";
   }
 
   /**
-   * Sends `write` now if no call of its script is on its way, else with
-   * every write of that script made meanwhile in one call once it returns.
-   * A failed call fails each of its writes (each is retried by its own
-   * `durably`, and applies once).
+   * Queues `write` for the next call of its script: sent when this burst of
+   * work is over (or sooner, see `flush`), or with every write made
+   * meanwhile once the call on its way returns.
    */
-  #coalesced(write: OutcomeWrite): Promise<void> {
+  #coalesced(write: OutcomeWrite): Promise<UnitOutcome | Unwritable> {
     let lane = this.#lanes.get(write.script);
     if (!lane) this.#lanes.set(write.script, lane = { busy: false, waiting: [] });
-    const promise = new Promise<void>((resolve, reject) => {
-      lane.waiting.push({ write, done: (error) => (error === undefined ? resolve() : reject(error)) });
-    });
-    if (!lane.busy) void this.#flush(write.script, lane);
+    const promise = new Promise<UnitOutcome | Unwritable>((done) => lane.waiting.push({ write, done }));
+    this.#added++;
+    if (!lane.busy) this.#watch();
     return promise;
   }
 
+  /**
+   * Watches for the end of this burst of work: once a few microtask rounds
+   * pass with no write added, everything runnable now waits on I/O, and the
+   * writes waiting go (`flush`). A slot about to wait sends them sooner; the
+   * timer is a backstop.
+   */
+  #watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    this.#backstop = setTimeout(() => this.flush(), 0);
+    const round = (seen: number, quiet: number): void => {
+      if (!this.#watching) return;
+      if (this.#added !== seen) quiet = 0;
+      else if (++quiet >= QUIET_ROUNDS) return this.flush();
+      queueMicrotask(() => round(this.#added, quiet));
+    };
+    queueMicrotask(() => round(this.#added, 0));
+  }
+
+  /**
+   * Sends the coalesced writes waiting for a call, in one call per script
+   * (one whose call is on its way sends them when it returns). A slot calls
+   * it before it waits for anything (its writes, the next job): a call then
+   * carries every job finished meanwhile, not the first alone.
+   */
+  flush(): void {
+    if (!this.#watching) return;
+    this.#watching = false;
+    clearTimeout(this.#backstop);
+    for (const [script, lane] of this.#lanes) {
+      if (!lane.busy && lane.waiting.length) void this.#flush(script, lane);
+    }
+  }
+
+  /** One call of a lane's waiting writes, made durable; then the writes made meanwhile. */
   async #flush(script: Script<unknown>, lane: Lane): Promise<void> {
     lane.busy = true;
-    while (lane.waiting.length) {
-      const sent = lane.waiting.splice(0, MAX_COALESCED);
-      const keys: string[] = [];
-      const args: RedisArg[] = [];
-      const placed = new Map<readonly string[], number>();
-      sent.forEach(({ write }, i) => {
-        const earlier = placed.get(write.keys);
-        if (earlier === undefined) {
-          placed.set(write.keys, i + 1);
-          keys.push(...write.keys);
-        }
-        args.push(earlier === undefined ? write.keys.length : -earlier, write.args.length, ...write.args);
-      });
-      let failure: unknown;
-      try {
-        await this.#options.transport.script(script, keys, args);
-      } catch (error) {
-        failure = error ?? new Error("coalesced write failed");
-      }
-      for (const { done } of sent) done(failure);
-    }
+    const sent = lane.waiting.splice(0, MAX_COALESCED);
+    const outcome = await this.#call(script, sent);
+    if (typeof outcome === "object" && sent.length > 1) {
+      // A write that can never apply (a key of the wrong type) must not bury the jobs it shared a call with.
+      await Promise.all(sent.map(async (one) => one.done(await this.#call(script, [one]))));
+    } else for (const { done } of sent) done(outcome);
     lane.busy = false;
+    // Writes made while this call was on its way go with those of the jobs its reply lets go on.
+    if (lane.waiting.length >= MAX_COALESCED) void this.#flush(script, lane);
+    else if (lane.waiting.length) this.#watch();
+  }
+
+  /** Calls `script` with `sent`, framed, until it applies, hard shutdown, or it never can. */
+  #call(script: Script<unknown>, sent: readonly Waiting[]): Promise<UnitOutcome | Unwritable> {
+    const [keys, args] = frameWrites(sent.map((waiting) => waiting.write));
+    return this.#durably(() => this.#options.transport.script(script, keys, args), {
+      context: "writing features' outcome",
+      jobs: sent.length,
+    }, sent.length === 1);
   }
 
   /**
    * Runs `write` until it succeeds: `"ack"`; until hard shutdown:
-   * `"abandon"`; or until it fails in a way no retry can fix: {@link Unwritable}.
+   * `"abandon"`; or until it fails in a way no retry can fix: {@link Unwritable}
+   * (reported unless `reportUnwritable` is false: the caller tries its parts).
    */
-  async durably(unit: UnitOfWork, what: string, write: () => Promise<unknown>): Promise<UnitOutcome | Unwritable> {
+  async #durably(
+    write: () => Promise<unknown>,
+    context: Record<string, unknown>,
+    reportUnwritable = true,
+  ): Promise<UnitOutcome | Unwritable> {
     const { signal, onError } = this.#options;
     let delay = 100;
     for (;;) {
@@ -180,10 +241,10 @@ export class Settler {
         return "ack";
       } catch (error) {
         if (!transient(error)) {
-          onError(error, { context: what, queue: unit.queue, outcome: "the outcome can never be written" });
+          if (reportUnwritable) onError(error, { ...context, outcome: "the outcome can never be written" });
           return { unwritable: error };
         }
-        onError(error, { context: what, queue: unit.queue });
+        onError(error, context);
         if (signal.aborted) return "abandon";
         await pause(delay, signal);
         delay = Math.min(delay * 2, MAX_WRITE_BACKOFF_MS);

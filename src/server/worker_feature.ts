@@ -75,15 +75,19 @@ export interface OutcomeWrite {
   readonly keys: readonly string[];
   readonly args: readonly RedisArg[];
   /**
-   * The script takes many writes in one call, framed: ARGV per write its
-   * number of keys, its number of args, then its args; KEYS the writes' keys
-   * one after another, except that a write whose `keys` is the very array of
-   * an earlier write of the call sends none and frames its number of keys
-   * as `-n`, n being that earlier write's place in the call (from 1). The
-   * settler frames `keys`/`args` so (a write sent alone too) and sends the
-   * writes of one script made while a call of it is on its way together in
-   * the next call: jobs finishing at the same moment cost one command
-   * between them, not one each, and jobs of one batch name its keys once.
+   * With `coalesce`: args that go with `keys`, sent once per call with them
+   * (the same for every write that shares its `keys` array).
+   */
+  readonly head?: readonly RedisArg[];
+  /**
+   * The script takes many writes in one call, framed as `frameWrites`
+   * (`frame_writes.ts`) says: a write whose `keys` is the very array of an
+   * earlier write of the call sends neither its keys nor its `head` again.
+   * The settler frames every coalesced write so (one sent alone too) and
+   * sends the writes of one script made in one burst of work, or while a
+   * call of it is on its way, together: jobs finishing at the same moment
+   * cost one command between them, not one each, and jobs of one batch name
+   * its keys once.
    */
   readonly coalesce?: boolean;
 }

@@ -21,6 +21,7 @@ import { BATCH_EVENTS, type BatchCallbacks, type BatchEvent, buildJob, type Buil
 import { InfoCache } from "./info_cache.ts";
 import { OPEN_BATCH, type OpenVerdict } from "./open_script.ts";
 import { BATCH_OUTCOME, outcomeItem } from "./outcome_script.ts";
+import { frameWrites } from "../../server/frame_writes.ts";
 import { type BatchStatus, readStatus } from "./batch_status.ts";
 import { CANCEL_BATCH } from "./control_scripts.ts";
 import type { RedisArg } from "../../transport/redis_values.ts";
@@ -445,7 +446,7 @@ export class Batch<P extends object = object> {
       now: Date.now(),
       queues: cache.queues(this.bid),
     });
-    await transport.script(BATCH_OUTCOME, item.keys, [item.keys.length, item.args.length, ...item.args]);
+    await transport.script(BATCH_OUTCOME, ...frameWrites([item]));
   }
 
   static {

@@ -219,7 +219,7 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
     }
     running.delete(payload.jid);
     const queues = cache.queues(bid, payload.queue);
-    const { keys, args } = outcomeItem(site.keys, {
+    const { keys, head, args } = outcomeItem(site.keys, {
       op: "job",
       bid,
       member: payload.jid,
@@ -231,7 +231,7 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       now: Date.now(),
       queues,
     }, chainOf(site.keys, bid));
-    return { script: BATCH_OUTCOME, keys, args, coalesce: true };
+    return { script: BATCH_OUTCOME, keys, head, args, coalesce: true };
   };
 
   const withFeature = (client: Client<object>, action: string): Client<object> => {

@@ -20,7 +20,13 @@
  * **successful** when `left` is 0. Both travel in one number so that a
  * job's outcome is three commands inside the script (read its state, write
  * it, `HINCRBY count`, whose reply says whether anything may be due); the
- * claims are read only when `open` reaches 0. The other fields (`total`,
+ * claims are read only when `open` reaches 0. A success's change to the
+ * count is only ever a decrease, so it is put off (`due`) and summed per
+ * batch: one `HINCRBY` per batch per call, and a check then, unless
+ * something reads the count first (it takes what is due with it). A count
+ * read while a decrease is due elsewhere in the call is too high, never too
+ * low, so nothing fires early, and the check after the due change catches
+ * what it delayed. The other fields (`total`,
  * `failures`, `kids`, `kpend`, `holds`) are for the status. Each event is
  * claimed once (`fired:<event>`, set by the script that sees it happen), so
  * its callback is pushed once however many processes finish jobs at the
@@ -69,7 +75,13 @@ local function wire_time(c, lv)
   return string.format("%.3f", c.now / 1000)
 end
 local SIDE = {["b:"] = "kpend", ["o:"] = "holds"}
-local function mark(c, lv, m, to, s)
+-- A level's count change put off until something reads it (see the module's "due").
+local function take_due(c, lv)
+  local d = c.due and c.due[lv] or 0
+  if d ~= 0 then c.due[lv] = 0 end
+  return d
+end
+local function mark(c, lv, m, to, s, defer)
   local k = c.k[lv]
   s = s or redis.call("HGET", k.jobs, m)
   if not s then return false end
@@ -83,7 +95,12 @@ local function mark(c, lv, m, to, s)
     if side then redis.call("HINCRBY", k.meta, side, -1) end
   end
   if not side and (d == "1" or to == "1") then redis.call("HINCRBY", k.meta, "failures", to == "1" and 1 or -1) end
-  return s, redis.call("HINCRBY", k.meta, "count", delta)
+  if defer then
+    c.due = c.due or {}
+    c.due[lv] = (c.due[lv] or 0) + delta
+    return s, false
+  end
+  return s, redis.call("HINCRBY", k.meta, "count", delta + take_due(c, lv))
 end
 local function register(c, lv, m, state)
   local k = c.k[lv]
@@ -130,7 +147,10 @@ fire = function(c, lv, event)
 end
 check = function(c, lv, count)
   local meta = c.k[lv].meta
-  count = count or tonumber(redis.call("HGET", meta, "count"))
+  if not count then
+    local d = take_due(c, lv)
+    count = d ~= 0 and redis.call("HINCRBY", meta, "count", d) or tonumber(redis.call("HGET", meta, "count"))
+  end
   if not count or count >= UNIT then return end
   local v = redis.call("HMGET", meta, "fired:complete", "fired:success")
   local fired = false
@@ -199,22 +219,30 @@ local function job_outcome(c, lv, m, kind, info, result)
   if not s or digit(s) == "2" then return end
   local count
   if kind == "ok" then
-    s, count = mark(c, lv, m, "2", s)
+    s, count = mark(c, lv, m, "2", s, true)
     if digit(s) == "1" then redis.call("HDEL", k.failed, m) end
     if result ~= "" then
       redis.call("HSET", k.results, m, result)
       ttl_like(c, lv, k.results, true)
     end
-  else
-    s, count = mark(c, lv, m, "1", s)
-    redis.call("HSET", k.failed, m, info)
-    ttl_like(c, lv, k.failed)
-    if kind == "dead" then
-      died(c, lv, m, policy(s))
-      return
-    end
+    return
+  end
+  s, count = mark(c, lv, m, "1", s)
+  redis.call("HSET", k.failed, m, info)
+  ttl_like(c, lv, k.failed)
+  if kind == "dead" then
+    died(c, lv, m, policy(s))
+    return
   end
   check(c, lv, count)
+end
+-- Applies a context's put-off count changes and checks each level they touched (the end of every call).
+local function apply_due(c)
+  if not c.due then return end
+  for lv = 1, c.L do
+    local d = take_due(c, lv)
+    if d ~= 0 then check(c, lv, redis.call("HINCRBY", c.k[lv].meta, "count", d)) end
+  end
 end
 `;
 
@@ -238,6 +266,8 @@ export interface Ctx {
   readonly qk: Map<string, string>;
   /** Keys only ever added to whose expiry this call already aligned with their batch's. */
   aligned?: Set<string>;
+  /** Per level, count changes of successes put off until something reads the count, or the call ends. */
+  due?: number[];
 }
 
 const SIDE: Record<string, string> = { "b:": "kpend", "o:": "holds" };
@@ -281,8 +311,25 @@ export class CountingTwin {
     return (c.now / 1000).toFixed(3);
   }
 
-  /** Moves `m` to `to`; returns its state before (null: not a member) and the batch's count after (if it moved). */
-  mark(c: Ctx, lv: number, m: string, to: string, s?: string | null): [string | null, number | undefined] {
+  /** A level's put-off count change, taken (see {@link Ctx.due}). */
+  #takeDue(c: Ctx, lv: number): number {
+    const d = c.due?.[lv] ?? 0;
+    if (d !== 0) c.due![lv] = 0;
+    return d;
+  }
+
+  /**
+   * Moves `m` to `to`; returns its state before (null: not a member) and the
+   * batch's count after (if it moved), or false where `defer` put the change off.
+   */
+  mark(
+    c: Ctx,
+    lv: number,
+    m: string,
+    to: string,
+    s?: string | null,
+    defer = false,
+  ): [string | null, number | undefined | false] {
     const k = c.k[lv];
     s ??= this.#hget(k.jobs, m);
     if (s === null) return [null, undefined];
@@ -296,7 +343,12 @@ export class CountingTwin {
       if (side) this.#call("HINCRBY", k.meta, side, -1);
     }
     if (!side && (d === "1" || to === "1")) this.#call("HINCRBY", k.meta, "failures", to === "1" ? 1 : -1);
-    return [s, Number(this.#call("HINCRBY", k.meta, "count", delta))];
+    if (defer) {
+      c.due ??= [];
+      c.due[lv] = (c.due[lv] ?? 0) + delta;
+      return [s, false];
+    }
+    return [s, Number(this.#call("HINCRBY", k.meta, "count", delta + this.#takeDue(c, lv)))];
   }
 
   register(c: Ctx, lv: number, m: string, state: string): void {
@@ -344,7 +396,8 @@ export class CountingTwin {
   check(c: Ctx, lv: number, count?: number): void {
     const meta = c.k[lv].meta;
     if (count === undefined) {
-      const read = this.#hget(meta, "count");
+      const d = this.#takeDue(c, lv);
+      const read = d !== 0 ? this.#call("HINCRBY", meta, "count", d) : this.#hget(meta, "count");
       if (read === null) return;
       count = Number(read);
     }
@@ -423,19 +476,27 @@ export class CountingTwin {
     const state = this.#hget(k.jobs, m);
     if (state === null || state[0] === "2") return;
     if (kind === "ok") {
-      const [s, count] = this.mark(c, lv, m, "2", state);
+      const [s] = this.mark(c, lv, m, "2", state, true);
       if (s![0] === "1") this.#call("HDEL", k.failed, m);
       if (result !== "") {
         this.#call("HSET", k.results, m, result);
         this.ttlLike(c, lv, k.results, true);
       }
-      this.check(c, lv, count);
       return;
     }
     const [s, count] = this.mark(c, lv, m, "1", state);
     this.#call("HSET", k.failed, m, info);
     this.ttlLike(c, lv, k.failed);
     if (kind === "dead") this.died(c, lv, m, s!.slice(1));
-    else this.check(c, lv, count);
+    else this.check(c, lv, count as number);
+  }
+
+  /** Twin of Lua `apply_due`: a context's put-off count changes, applied and checked. */
+  applyDue(c: Ctx): void {
+    if (!c.due) return;
+    for (let lv = 1; lv <= c.L; lv++) {
+      const d = this.#takeDue(c, lv);
+      if (d !== 0) this.check(c, lv, Number(this.#call("HINCRBY", c.k[lv].meta, "count", d)));
+    }
   }
 }

@@ -63,92 +63,127 @@ export function chainKeys(k: Keys, bid: string): ChainKeys {
 }
 
 /**
- * One item's KEYS and ARGV, unframed (the settler frames coalesced items).
- * `chain` may be given when known (a worker keeps it per batch).
+ * One item's KEYS, head and ARGV, unframed: the settler frames coalesced
+ * items (`frameWrites`), sending the keys and head once per call for every
+ * item of one batch chain and queue list. `chain` may be given when known
+ * (a worker keeps it per batch).
  *
  * @example
  * ```ts
- * const { keys, args } = outcomeItem(k, { op: "job", bid, member: jid, level: 1, callback: "", kind: "ok", info: "", result: "", now: Date.now(), queues: ["default"] });
+ * const item = outcomeItem(k, { op: "job", bid, member: jid, level: 1, callback: "", kind: "ok", info: "", result: "", now: Date.now(), queues: ["default"] });
+ * await transport.script(BATCH_OUTCOME, ...frameWrites([item]));
  * ```
  */
 export function outcomeItem(
   k: Keys,
   item: OutcomeItem,
   chain: ChainKeys = chainKeys(k, item.bid),
-): { keys: readonly string[]; args: RedisArg[] } {
-  const keys = keysFor(k, chain, item.queues);
-  const args: RedisArg[] = [item.op, item.now, chain.chain.length, ...chain.chain];
-  args.push(item.member, item.level, item.callback, item.kind, item.info, item.result, item.queues.length);
-  for (const queue of item.queues) args.push(queue);
-  return { keys, args };
+): { keys: readonly string[]; head: readonly RedisArg[]; args: RedisArg[] } {
+  const { keys, head } = placeFor(k, chain, item.queues);
+  const args: RedisArg[] = [
+    item.op,
+    item.now,
+    item.member,
+    item.kind,
+    item.level,
+    item.callback,
+    item.info,
+    item.result,
+  ];
+  // Trailing defaults are left out: most items are a plain success, four args.
+  let n = args.length;
+  while (n > 4 && args[n - 1] === ITEM_DEFAULTS[n - 1]) n--;
+  args.length = n;
+  return { keys, head, args };
 }
 
+/** What an item's args from the fifth on are when left out: level 1, no callback, failure or result. */
+const ITEM_DEFAULTS: readonly RedisArg[] = ["", 0, "", "", 1, "", "", ""];
+
 /**
- * An item's KEYS: one array per chain and queue list, made once and shared
- * by every item that names them (the settler sends a shared array once per call).
+ * An item's KEYS and head: made once per chain and queue list and shared by
+ * every item that names them (the settler sends a shared pair once per call).
  */
-function keysFor(k: Keys, chain: ChainKeys, queues: readonly string[]): readonly string[] {
-  const kept = madeKeys.get(chain);
-  if (kept?.queues === queues) return kept.keys;
+function placeFor(
+  k: Keys,
+  chain: ChainKeys,
+  queues: readonly string[],
+): { keys: readonly string[]; head: readonly RedisArg[] } {
+  const kept = placements.get(chain);
+  if (kept?.queues === queues) return kept;
   const keys = [...chain.keys, k.queues, k.schedule, k.dead];
   for (const queue of queues) keys.push(k.queue(queue));
-  madeKeys.set(chain, { queues, keys });
-  return keys;
+  const placed = { queues, keys, head: [chain.chain.length, ...chain.chain, queues.length, ...queues] };
+  placements.set(chain, placed);
+  return placed;
 }
 
-const madeKeys = new WeakMap<ChainKeys, { queues: readonly string[]; keys: readonly string[] }>();
+const placements = new WeakMap<
+  ChainKeys,
+  { queues: readonly string[]; keys: readonly string[]; head: readonly RedisArg[] }
+>();
 
 /**
- * KEYS, per item: per level (the batch, then each ancestor): its hash,
- * members, failures, results; then `queues`, `schedule`, `dead`; then one
- * queue key per callback queue named in ARGV.
- * ARGV: per item, framed by the settler: number of keys (`-n`: the keys of
- * item n of this call, sent once), number of args,
- * then op, now (ms), L, L batch ids, member, member level, callback event,
- * kind, failure JSON (a seal: a flow's children in order, or `""`), result
- * JSON, number of queues, the queue names.
+ * KEYS, per placed item: per level (the batch, then each ancestor): its
+ * hash, members, failures, results; then `queues`, `schedule`, `dead`;
+ * then one queue key per callback queue named in its head.
+ * ARGV: per item, framed by the settler: number of keys (`-n`: the keys and
+ * head of item n of this call, sent once), number of args, then (where the
+ * keys are sent) the head: L, L batch ids, number of queues, the queue
+ * names; then op, now (ms), member, kind, and, where not their defaults,
+ * member level (1), callback event (`""`), failure JSON (a seal: a flow's
+ * children in order; `""`), result JSON (`""`).
  * Reply: 1. Applies once per item (every change is a guarded state move).
  */
 export const BATCH_OUTCOME = defineScript<number>({
   name: "batchOutcome",
   idempotent: true,
-  keys: ["...per item: (per level: batch, members, failed, results), queues, schedule, dead, ...callback queues"],
+  keys: [
+    "...per placed item: (per level: batch, members, failed, results), queues, schedule, dead, ...callback queues",
+  ],
   argv: [
-    "...per item: #keys, #args, op, now, L, ...bids, member, level, callback, kind, info, result, #queues, ...queues",
+    "...per item: #keys or -n, #args, [L, ...bids, #queues, ...queues], op, now, member, kind, [level, callback, info, result]",
   ],
   lua: COUNTING_LUA + `
-local contexts, placed, n = {}, {}, 0
+local contexts, made, placed, n = {}, {}, {}, 0
 local a, next_key = 1, 1
 while a <= #ARGV do
   local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-  local x = a + 2
-  local kb = next_key
-  n = n + 1
+  local x, e = a + 2, a + 2 + na
+  local c
   if nk < 0 then
-    kb = placed[-nk]
+    c = placed[-nk]
   else
+    local kb = next_key
     next_key = next_key + nk
-  end
-  placed[n] = kb
-  local L = tonumber(ARGV[x + 2])
-  local s = kb + L * 4
-  local c = contexts[KEYS[kb]]
-  if not c or c.L ~= L then
-    c = {L = L, k = {}, bids = {}, qk = {}, queues = KEYS[s], schedule = KEYS[s + 1], dead = KEYS[s + 2]}
-    for lv = 1, L do
-      local b = kb + (lv - 1) * 4
-      c.k[lv] = {meta = KEYS[b], jobs = KEYS[b + 1], failed = KEYS[b + 2], results = KEYS[b + 3]}
-      c.bids[lv] = ARGV[x + 2 + lv]
+    local L = tonumber(ARGV[x])
+    local s = kb + L * 4
+    c = contexts[KEYS[kb]]
+    if not c or c.L ~= L then
+      c = {L = L, k = {}, bids = {}, qk = {}, queues = KEYS[s], schedule = KEYS[s + 1], dead = KEYS[s + 2]}
+      for lv = 1, L do
+        local b = kb + (lv - 1) * 4
+        c.k[lv] = {meta = KEYS[b], jobs = KEYS[b + 1], failed = KEYS[b + 2], results = KEYS[b + 3]}
+        c.bids[lv] = ARGV[x + lv]
+      end
+      contexts[KEYS[kb]] = c
+      made[#made + 1] = c
     end
-    contexts[KEYS[kb]] = c
+    local nq = tonumber(ARGV[x + L + 1])
+    for q = 1, nq do c.qk[ARGV[x + L + 1 + q]] = KEYS[s + 2 + q] end
+    x = x + L + 2 + nq
   end
+  n = n + 1
+  placed[n] = c
   c.now = tonumber(ARGV[x + 1])
-  local y = x + 3 + L
-  for q = 1, tonumber(ARGV[y + 6]) do c.qk[ARGV[y + 6 + q]] = KEYS[s + 2 + q] end
-  local member, level, callback, kind = ARGV[y], tonumber(ARGV[y + 1]), ARGV[y + 2], ARGV[y + 3]
+  local member, kind = ARGV[x + 2], ARGV[x + 3]
+  local level = x + 4 < e and tonumber(ARGV[x + 4]) or 1
+  local callback = x + 5 < e and ARGV[x + 5] or ""
+  local info = x + 6 < e and ARGV[x + 6] or ""
+  local result = x + 7 < e and ARGV[x + 7] or ""
   if ARGV[x] == "seal" then
-    if ARGV[y + 4] ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
-      redis.call("HSET", c.k[1].meta, "order", ARGV[y + 4])
+    if info ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
+      redis.call("HSET", c.k[1].meta, "order", info)
     end
     local state, count = mark(c, 1, member, "2")
     if state then check(c, 1, count) end
@@ -156,56 +191,71 @@ while a <= #ARGV do
     if callback ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
       redis.call("HSET", c.k[1].meta, "done:" .. callback, c.now .. ":" .. kind)
     end
-    if level > 0 and level <= L then job_outcome(c, level, member, kind, ARGV[y + 4], ARGV[y + 5]) end
+    if level > 0 and level <= c.L then job_outcome(c, level, member, kind, info, result) end
   end
-  a = a + 2 + na
+  a = e
 end
+for _, c in ipairs(made) do apply_due(c) end
 return 1
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const model = new CountingTwin(redis);
     const contexts = new Map<string, Ctx>();
-    const placed: number[] = [];
+    const made: Ctx[] = [];
+    const placed: Ctx[] = [];
     let a = 0;
     let nextKey = 0;
     while (a < argv.length) {
       const nk = Number(argv[a]);
       const na = Number(argv[a + 1]);
-      const x = a + 2;
-      const kb = nk < 0 ? placed[-nk - 1] : nextKey;
-      if (nk >= 0) nextKey += nk;
-      placed.push(kb);
-      const L = Number(argv[x + 2]);
-      const s = kb + L * 4;
-      let c = contexts.get(keys[kb]);
-      if (!c || c.L !== L) {
-        const k: LevelKeys[] = [];
-        const bids: string[] = [];
-        for (let lv = 1; lv <= L; lv++) {
-          const b = kb + (lv - 1) * 4;
-          k[lv] = { meta: keys[b], jobs: keys[b + 1], failed: keys[b + 2], results: keys[b + 3] };
-          bids[lv] = argv[x + 2 + lv];
+      let x = a + 2;
+      const e = x + na;
+      let c: Ctx;
+      if (nk < 0) c = placed[-nk - 1];
+      else {
+        const kb = nextKey;
+        nextKey += nk;
+        const L = Number(argv[x]);
+        const s = kb + L * 4;
+        let known = contexts.get(keys[kb]);
+        if (!known || known.L !== L) {
+          const k: LevelKeys[] = [];
+          const bids: string[] = [];
+          for (let lv = 1; lv <= L; lv++) {
+            const b = kb + (lv - 1) * 4;
+            k[lv] = { meta: keys[b], jobs: keys[b + 1], failed: keys[b + 2], results: keys[b + 3] };
+            bids[lv] = argv[x + lv];
+          }
+          known = { L, now: 0, k, bids, queues: keys[s], schedule: keys[s + 1], dead: keys[s + 2], qk: new Map() };
+          contexts.set(keys[kb], known);
+          made.push(known);
         }
-        c = { L, now: 0, k, bids, queues: keys[s], schedule: keys[s + 1], dead: keys[s + 2], qk: new Map() };
-        contexts.set(keys[kb], c);
+        c = known;
+        const nq = Number(argv[x + L + 1]);
+        for (let q = 1; q <= nq; q++) c.qk.set(argv[x + L + 1 + q], keys[s + 2 + q]);
+        x += L + 2 + nq;
       }
+      placed.push(c);
       c.now = Number(argv[x + 1]);
-      const y = x + 3 + L;
-      for (let q = 1; q <= Number(argv[y + 6]); q++) c.qk.set(argv[y + 6 + q], keys[s + 2 + q]);
-      const [member, level, callback, kind] = [argv[y], Number(argv[y + 1]), argv[y + 2], argv[y + 3]];
+      const [member, kind] = [argv[x + 2], argv[x + 3]];
+      const level = x + 4 < e ? Number(argv[x + 4]) : 1;
+      const callback = x + 5 < e ? argv[x + 5] : "";
+      const info = x + 6 < e ? argv[x + 6] : "";
+      const result = x + 7 < e ? argv[x + 7] : "";
       const meta = c.k[1].meta;
       if (argv[x] === "seal") {
-        if (argv[y + 4] !== "" && redis.call("EXISTS", meta) === 1) redis.call("HSET", meta, "order", argv[y + 4]);
+        if (info !== "" && redis.call("EXISTS", meta) === 1) redis.call("HSET", meta, "order", info);
         const [state, count] = model.mark(c, 1, member, "2");
-        if (state !== null) model.check(c, 1, count);
+        if (state !== null) model.check(c, 1, count as number | undefined);
       } else {
         if (callback !== "" && redis.call("EXISTS", meta) === 1) {
           redis.call("HSET", meta, `done:${callback}`, `${c.now}:${kind}`);
         }
-        if (level > 0 && level <= L) model.jobOutcome(c, level, member, kind, argv[y + 4], argv[y + 5]);
+        if (level > 0 && level <= c.L) model.jobOutcome(c, level, member, kind, info, result);
       }
-      a += 2 + na;
+      a = e;
     }
+    for (const c of made) model.applyDue(c);
     return 1;
   },
   decode: () => 1,

@@ -1,0 +1,52 @@
+/**
+ * The framing of coalesced outcome writes (`OutcomeWrite.coalesce`): many
+ * writes of one script as one call's KEYS and ARGV.
+ *
+ * @module
+ */
+import type { RedisArg } from "../transport/redis_values.ts";
+
+/** What is framed of a write: its keys, the args that go with them, and its own args. */
+export interface FramedWrite {
+  readonly keys: readonly string[];
+  readonly head?: readonly RedisArg[];
+  readonly args: readonly RedisArg[];
+}
+
+/**
+ * KEYS and ARGV for `writes` in one call: ARGV per write its number of
+ * keys, its number of args, then its args. KEYS are the writes' keys one
+ * after another, except that a write whose `keys` is the very array of an
+ * earlier write of the call sends none, nor its `head` (the args that go
+ * with those keys), and frames its number of keys as `-n`, n being that
+ * earlier write's place in the call (from 1). Where the keys are sent, the
+ * head comes first among the write's args and is counted in them.
+ *
+ * @example
+ * ```ts
+ * const [keys, args] = frameWrites([{ keys: ["a"], head: ["h"], args: [1] }, { keys: same, args: [2] }]);
+ * await transport.script(SCRIPT, keys, args);
+ * ```
+ */
+export function frameWrites(writes: readonly FramedWrite[]): [string[], RedisArg[]] {
+  const keys: string[] = [];
+  const args: RedisArg[] = [];
+  const placed = new Map<readonly string[], number>();
+  for (let i = 0; i < writes.length; i++) {
+    const write = writes[i];
+    const earlier = placed.get(write.keys);
+    if (earlier !== undefined) {
+      args.push(-earlier, write.args.length);
+    } else {
+      placed.set(write.keys, i + 1);
+      for (const key of write.keys) keys.push(key);
+      const head = write.head ?? NO_HEAD;
+      args.push(write.keys.length, head.length + write.args.length);
+      for (const arg of head) args.push(arg);
+    }
+    for (const arg of write.args) args.push(arg);
+  }
+  return [keys, args];
+}
+
+const NO_HEAD: readonly RedisArg[] = [];
