@@ -5,7 +5,7 @@ import { Prefetch } from "../src/server/prefetch.ts";
 import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { FEW_QUEUES } from "../src/server/empty_queues.ts";
 import { parseQueues } from "../src/server/queues.ts";
-import { FETCH_FIXED_KEYS, type FetchResult } from "../src/scripts/fetch.ts";
+import { FETCH_FIXED_KEYS, type FetchResult, POP } from "../src/scripts/fetch.ts";
 import { FETCH_BYTES } from "../src/scripts/pop_first.ts";
 import { keys } from "../src/keys.ts";
 import { recoverOrphans } from "../src/server/recovery.ts";
@@ -372,5 +372,19 @@ eachTarget("fetching", (t) => {
     // Asked for up to 60 at once, each fetch moved what fits in 1 MiB (five of 200 KB).
     assert.ok(seen.peakAsked > 5, `asked for ${seen.peakAsked}`);
     assert.ok(seen.got.every((n) => n <= Math.floor(FETCH_BYTES / 200_000)), JSON.stringify(seen.got));
+  });
+
+  it("a pop past the byte budget leaves the rest where it was, oldest first", async () => {
+    const k = keys();
+    // Ten jobs of 300 KB, oldest at the pop end: the budget (1 MiB) takes three; seven stay, in their order.
+    const jobs = Array.from(
+      { length: 10 },
+      (_, i) => JSON.stringify({ class: "Big", jid: `j${i}`, pad: "x".repeat(300_000) }),
+    );
+    for (const raw of jobs) await t.redis.call("LPUSH", k.queue("big"), raw);
+    const popped = await t.redis.script(POP, [k.queue("big"), k.paused], [10, "big"]);
+    assert.deepEqual(popped.jobs.map((raw) => JSON.parse(raw).jid), ["j0", "j1", "j2"]);
+    const left = (await t.redis.call("LRANGE", k.queue("big"), 0, -1)) as string[];
+    assert.deepEqual(left.map((raw) => JSON.parse(raw).jid).reverse(), ["j3", "j4", "j5", "j6", "j7", "j8", "j9"]);
   });
 });
