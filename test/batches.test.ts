@@ -199,6 +199,39 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal((await batch.status())?.total, 2);
     });
 
+    it("a call that fails part-way (a callback queue of the wrong type) loses no other batch's count", async () => {
+      // B2's complete callback goes to a queue whose key holds a string: firing it fails with WRONGTYPE.
+      const b2 = batches.open(client, { callbacks: { complete: [Callback, ["c2"], { queue: "broken" }] } });
+      const b1 = batches.open(client, { callbacks: { success: [Callback, ["s1"]] } });
+      let j2: (string | null)[] = [];
+      let j1: (string | null)[] = [];
+      await b2.add(async (b) => void (j2 = await b.pushBulk(Work, [["x"]])));
+      await b1.add(async (b) => void (j1 = await b.pushBulk(Work, [["y"]])));
+      await redis.call("SET", "queue:broken", "not a list");
+      const item = (bid: string, jid: string, queues: string[]) =>
+        outcomeItem(client.keys, {
+          op: "job",
+          bid,
+          member: jid,
+          level: 1,
+          callback: "",
+          kind: "ok",
+          info: "",
+          result: "",
+          now: Date.now(),
+          queues,
+        });
+      const first = item(b2.bid, j2[0]!, ["broken"]);
+      const second = item(b1.bid, j1[0]!, ["default"]);
+      // As the settler sends them: together, and after the error, each alone.
+      await assert.rejects(redis.script(BATCH_OUTCOME, ...frameWrites([first, second])), /WRONGTYPE/);
+      await redis.script(BATCH_OUTCOME, ...frameWrites([second]));
+      const status = await b1.status();
+      assert.equal(status?.pending, 0, "B1's last job counts as done");
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      assert.equal(queued.filter((raw) => raw.includes('"s1"')).length, 1, "and B1's success callback was pushed once");
+    });
+
     it("an outcome written twice (a resend, a job run again) counts once and fires once", async () => {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
       let jids: (string | null)[] = [];

@@ -145,6 +145,28 @@ export const BATCH_OUTCOME = defineScript<number>({
     "...per item: #keys or -n, #args, [L, ...bids, #queues, ...queues], op, now, member, kind, [level, callback, info, result]",
   ],
   lua: COUNTING_LUA + `
+local function apply_item(c, op, member, kind, level, callback, info, result)
+  if op == "seal" then
+    if info ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
+      redis.call("HSET", c.k[1].meta, "order", info)
+    end
+    local state, count = mark(c, 1, member, "2")
+    if state then check(c, 1, count) end
+  else
+    if callback ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
+      redis.call("HSET", c.k[1].meta, "done:" .. callback, c.now .. ":" .. kind)
+    end
+    if level > 0 and level <= c.L then job_outcome(c, level, member, kind, info, result) end
+  end
+end
+-- Redis keeps what a failing script wrote before its error, so an error (a key of the wrong type) must not cut the
+-- call short: a success's state is written at once and its count change only at the end, and the write-by-write retry
+-- that follows the error finds that state done and changes nothing. Every item and every due change is applied, and
+-- the first error is answered after them.
+local failed
+local function attempt(ok, err)
+  if not ok and not failed then failed = err end
+end
 local contexts, made, placed, n = {}, {}, {}, 0
 local a, next_key = 1, 1
 while a <= #ARGV do
@@ -181,25 +203,24 @@ while a <= #ARGV do
   local callback = x + 5 < e and ARGV[x + 5] or ""
   local info = x + 6 < e and ARGV[x + 6] or ""
   local result = x + 7 < e and ARGV[x + 7] or ""
-  if ARGV[x] == "seal" then
-    if info ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
-      redis.call("HSET", c.k[1].meta, "order", info)
-    end
-    local state, count = mark(c, 1, member, "2")
-    if state then check(c, 1, count) end
-  else
-    if callback ~= "" and redis.call("EXISTS", c.k[1].meta) == 1 then
-      redis.call("HSET", c.k[1].meta, "done:" .. callback, c.now .. ":" .. kind)
-    end
-    if level > 0 and level <= c.L then job_outcome(c, level, member, kind, info, result) end
-  end
+  attempt(pcall(apply_item, c, ARGV[x], member, kind, level, callback, info, result))
   a = e
 end
-for _, c in ipairs(made) do apply_due(c) end
+for _, c in ipairs(made) do attempt(pcall(apply_due, c)) end
+if failed then return type(failed) == "table" and failed or redis.error_reply(tostring(failed)) end
 return 1
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const model = new CountingTwin(redis);
+    // As the Lua: every item and due change is applied, then the first error thrown (see its comment).
+    let failed: { error: unknown } | undefined;
+    const attempt = (apply: () => void) => {
+      try {
+        apply();
+      } catch (error) {
+        failed ??= { error };
+      }
+    };
     const contexts = new Map<string, Ctx>();
     const made: Ctx[] = [];
     const placed: Ctx[] = [];
@@ -243,19 +264,22 @@ return 1
       const info = x + 6 < e ? argv[x + 6] : "";
       const result = x + 7 < e ? argv[x + 7] : "";
       const meta = c.k[1].meta;
-      if (argv[x] === "seal") {
-        if (info !== "" && redis.call("EXISTS", meta) === 1) redis.call("HSET", meta, "order", info);
-        const [state, count] = model.mark(c, 1, member, "2");
-        if (state !== null) model.check(c, 1, count as number | undefined);
-      } else {
-        if (callback !== "" && redis.call("EXISTS", meta) === 1) {
-          redis.call("HSET", meta, `done:${callback}`, `${c.now}:${kind}`);
+      attempt(() => {
+        if (argv[x] === "seal") {
+          if (info !== "" && redis.call("EXISTS", meta) === 1) redis.call("HSET", meta, "order", info);
+          const [state, count] = model.mark(c, 1, member, "2");
+          if (state !== null) model.check(c, 1, count as number | undefined);
+        } else {
+          if (callback !== "" && redis.call("EXISTS", meta) === 1) {
+            redis.call("HSET", meta, `done:${callback}`, `${c.now}:${kind}`);
+          }
+          if (level > 0 && level <= c.L) model.jobOutcome(c, level, member, kind, info, result);
         }
-        if (level > 0 && level <= c.L) model.jobOutcome(c, level, member, kind, info, result);
-      }
+      });
       a = e;
     }
-    for (const c of made) model.applyDue(c);
+    for (const c of made) attempt(() => model.applyDue(c));
+    if (failed) throw failed.error;
     return 1;
   },
   decode: () => 1,
