@@ -93,6 +93,7 @@ export class Settler {
   #lanes = new Map<Script<unknown>, Lane>();
   #backstop: ReturnType<typeof setTimeout> | undefined;
   #watching = false;
+  #watches = 0;
   #added = 0;
 
   constructor(options: SettlerOptions) {
@@ -175,8 +176,10 @@ export class Settler {
     if (this.#watching) return;
     this.#watching = true;
     this.#backstop = setTimeout(() => this.flush(), 0);
+    // A watch ended by a flush stops at its next round, even if a new watch has begun by then.
+    const watch = ++this.#watches;
     const round = (seen: number, quiet: number): void => {
-      if (!this.#watching) return;
+      if (!this.#watching || watch !== this.#watches) return;
       if (this.#added !== seen) quiet = 0;
       else if (++quiet >= QUIET_ROUNDS) return this.flush();
       queueMicrotask(() => round(this.#added, quiet));
