@@ -21,7 +21,7 @@ import { sanitize } from "../../sanitize.ts";
 import { errorClass, errorMessage } from "../../server/retry.ts";
 import type { JobOutcome, JobSite, OutcomeWrite } from "../../server/worker_feature.ts";
 import type { Feature } from "../feature.ts";
-import { bidChain, checkBid, isBid, parentBid } from "./bid.ts";
+import { checkBid, isBid, parentBid } from "./bid.ts";
 import {
   Batch,
   type BatchOptions,
@@ -208,8 +208,9 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
     const level = !mark ? 1 : isBid(payload.bid) && payload.bid === parentBid(mark.bid) ? 2 : 0;
     let info = "";
     let value = "";
+    const chain = chainOf(site.keys, bid);
     if (kind !== "ok") info = failureInfo(payload, result.error, kind === "dead");
-    else if (result.kind === "succeeded" && level > 0 && cache.get(bidChain(bid)[level - 1])?.flow) {
+    else if (result.kind === "succeeded" && level > 0 && cache.get(chain.chain[level - 1])?.flow) {
       const stored = storedResult(result.result, maxResultBytes);
       if (typeof stored === "string") value = stored;
       else {
@@ -230,7 +231,7 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       result: value,
       now: Date.now(),
       queues,
-    }, chainOf(site.keys, bid));
+    }, chain);
     return { script: BATCH_OUTCOME, keys, head, args, coalesce: true };
   };
 
