@@ -34,7 +34,6 @@ export class BasicFetch implements Fetcher {
   #transport: Transport;
   #keys: Keys;
   #queues: QueueList;
-  #queueKeys: string[];
   #blockSeconds: number;
   #unlocks: Array<[key: string, value: string]> = [];
   /** Paused and broken queues: a blocking pop watches neither. */
@@ -46,7 +45,6 @@ export class BasicFetch implements Fetcher {
     this.#transport = options.transport;
     this.#keys = options.keys;
     this.#queues = options.queues;
-    this.#queueKeys = options.queues.names.map((q) => options.keys.queue(q));
     this.#blockSeconds = options.blockSeconds;
     this.#states = new QueueStates(options.logger, (q) => options.keys.queue(q));
     this.#empties = new EmptyQueues(options.queues);
