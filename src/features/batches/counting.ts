@@ -18,9 +18,9 @@
  * and children, open registrations). A batch is **complete** when `open` is
  * 0 (every job ran, every child completed, every registration sealed) and
  * **successful** when `left` is 0. Both travel in one number so that a
- * job's outcome is three commands inside the script (read its state, write
- * it, `HINCRBY count`, whose reply says whether anything may be due); the
- * claims are read only when `open` reaches 0. A success's change to the
+ * job's outcome is at most three commands inside the script (read its state,
+ * write it, `HINCRBY count`, whose reply says whether anything may be due);
+ * the claims are read only when `open` reaches 0. A success's change to the
  * count is only ever a decrease, so it is put off (`due`) and summed per
  * batch: one `HINCRBY` per batch per call, and a check then, unless
  * something reads the count first (it takes what is due with it). A count
