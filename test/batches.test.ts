@@ -90,6 +90,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     let extra: ReturnType<typeof defineJob>[] = [];
 
     /** Drains and polls until nothing is left to run. */
+    /** A job's success in its batch, as the worker's outcome hook makes it. */
+    const success = (bid: string, jid: string, queues = ["default"]) =>
+      outcomeItem(client.keys, {
+        op: "job",
+        bid,
+        member: jid,
+        level: 1,
+        callback: "",
+        kind: "ok",
+        info: "",
+        result: "",
+        now: Date.now(),
+        queues,
+      });
+
     async function settle(rounds = 20): Promise<void> {
       for (let i = 0; i < rounds; i++) {
         const polled = await pollOnce({ client, features: [batches] });
@@ -208,21 +223,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await b2.add(async (b) => void (j2 = await b.pushBulk(Work, [["x"]])));
       await b1.add(async (b) => void (j1 = await b.pushBulk(Work, [["y"]])));
       await redis.call("SET", "queue:broken", "not a list");
-      const item = (bid: string, jid: string, queues: string[]) =>
-        outcomeItem(client.keys, {
-          op: "job",
-          bid,
-          member: jid,
-          level: 1,
-          callback: "",
-          kind: "ok",
-          info: "",
-          result: "",
-          now: Date.now(),
-          queues,
-        });
-      const first = item(b2.bid, j2[0]!, ["broken"]);
-      const second = item(b1.bid, j1[0]!, ["default"]);
+      const first = success(b2.bid, j2[0]!, ["broken"]);
+      const second = success(b1.bid, j1[0]!);
       // As the settler sends them: together, and after the error, each alone.
       await assert.rejects(redis.script(BATCH_OUTCOME, ...frameWrites([first, second])), /WRONGTYPE/);
       await redis.script(BATCH_OUTCOME, ...frameWrites([second]));
@@ -236,19 +238,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["s"]] } });
       let jids: (string | null)[] = [];
       await batch.add(async (b) => void (jids = await b.pushBulk(Work, [["a"], ["b"]])));
-      const item = (jid: string) =>
-        outcomeItem(client.keys, {
-          op: "job",
-          bid: batch.bid,
-          member: jid,
-          level: 1,
-          callback: "",
-          kind: "ok",
-          info: "",
-          result: "",
-          now: Date.now(),
-          queues: ["default"],
-        });
+      const item = (jid: string) => success(batch.bid, jid);
       const send = (jid: string) => redis.script(BATCH_OUTCOME, ...frameWrites([item(jid)]));
       await send(jids[0]!);
       await send(jids[0]!);
