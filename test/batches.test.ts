@@ -89,7 +89,6 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     /** Jobs defined per test (reopen and nesting need the client). */
     let extra: ReturnType<typeof defineJob>[] = [];
 
-    /** Drains and polls until nothing is left to run. */
     /** A job's success in its batch, as the worker's outcome hook makes it. */
     const success = (bid: string, jid: string, queues = ["default"]) =>
       outcomeItem(client.keys, {
@@ -105,6 +104,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         queues,
       });
 
+    /** Drains and polls until nothing is left to run. */
     async function settle(rounds = 20): Promise<void> {
       for (let i = 0; i < rounds; i++) {
         const polled = await pollOnce({ client, features: [batches] });
@@ -642,6 +642,55 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const top = dead.find((e) => e.jid === flow.jid);
       assert.equal(top?.errorClass, "Edgekiq::ChildFailed");
       assert.equal(dead.filter((e) => e.errorClass === "Edgekiq::ChildFailed").length, 2, "mid and top");
+    });
+
+    it("flow parents that start together read their children in one call", async () => {
+      const reads: number[] = [];
+      const counting = new Proxy(redis, {
+        get(target, prop, receiver) {
+          // The drain's budget-bound transport would bypass this proxy.
+          if (prop === "withSignal") return undefined;
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== "script") return typeof value === "function" ? value.bind(target) : value;
+          return (script: { name: string }, keys: string[], args: never) => {
+            if (script.name === "readFlowChildren") reads.push(keys.length / 4);
+            return target.script(script as never, keys as never, args);
+          };
+        },
+      });
+      const Sum = defineJob({
+        name: "Sum",
+        async perform(ctx, tag: string) {
+          const children = await batches.childResults(ctx);
+          log.push(`${tag} <- ${children.map((c) => JSON.stringify(c.value)).join(",")}`);
+        },
+      });
+      extra = [Sum];
+      for (const tag of ["p1", "p2", "p3", "p4", "p5"]) {
+        await batches.flow(client, {
+          job: [Sum, [tag], { queue: "parents" }],
+          children: [{ job: [Work, [`${tag}a`]] }, { job: [Work, [`${tag}b`]] }],
+        });
+      }
+      // The children first, then the five parents (on a queue of their own), fetched together and started side by side.
+      await drain({ transport: redis, jobs: [Work], features: [batches], budgetMs: 5000, logger: silentLogger });
+      assert.equal(await redis.call("LLEN", "queue:parents"), 5, "the parents wait, pushed by their last child");
+      await drain({
+        transport: counting as Transport,
+        jobs: [Sum],
+        queues: ["parents"],
+        features: [batches],
+        budgetMs: 5000,
+        logger: silentLogger,
+      });
+      assert.deepEqual(log.filter((l) => l.includes("<-")).sort(), [
+        'p1 <- "p1a!","p1b!"',
+        'p2 <- "p2a!","p2b!"',
+        'p3 <- "p3a!","p3b!"',
+        'p4 <- "p4a!","p4b!"',
+        'p5 <- "p5a!","p5b!"',
+      ]);
+      assert.deepEqual(reads, [5], "one call read the five flows' children");
     });
 
     it("a flow child's return value over the limit fails its parent with a clear error", async () => {

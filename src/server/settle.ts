@@ -20,6 +20,7 @@ import { TransportError } from "../transport/transport_error.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import type { OutcomeWrite } from "./worker_feature.ts";
 import { frameWrites } from "./frame_writes.ts";
+import { EndOfBurst } from "../end_of_burst.ts";
 
 /**
  * What to do with a unit once it has been processed: acknowledge it, put it
@@ -59,14 +60,6 @@ const MAX_WRITE_BACKOFF_MS = 5000;
 /** Most coalesced writes in one call (a bound on one script's KEYS and running time). */
 const MAX_COALESCED = 500;
 
-/**
- * Microtask rounds with no coalesced write added after which the writes
- * waiting are sent: more than the rounds one job takes from its start to its
- * write (about four, more with middleware), so jobs running side by side in
- * step do not send a call each.
- */
-const QUIET_ROUNDS = 16;
-
 /** Coalesced writes of one script waiting for the call on its way to return. */
 interface Lane {
   busy: boolean;
@@ -91,10 +84,8 @@ interface Waiting {
 export class Settler {
   #options: SettlerOptions;
   #lanes = new Map<Script<unknown>, Lane>();
-  #backstop: ReturnType<typeof setTimeout> | undefined;
-  #watching = false;
-  #watches = 0;
-  #added = 0;
+  /** The writes waiting go once this burst of work is over (or a slot about to wait sends them: `flush`). */
+  #burst = new EndOfBurst(() => this.#send());
 
   constructor(options: SettlerOptions) {
     this.#options = options;
@@ -161,30 +152,8 @@ export class Settler {
     let lane = this.#lanes.get(write.script);
     if (!lane) this.#lanes.set(write.script, lane = { busy: false, waiting: [] });
     const promise = new Promise<UnitOutcome | Unwritable>((done) => lane.waiting.push({ write, done }));
-    this.#added++;
-    if (!lane.busy) this.#watch();
+    this.#burst.note();
     return promise;
-  }
-
-  /**
-   * Watches for the end of this burst of work: once a few microtask rounds
-   * pass with no write added, everything runnable now waits on I/O, and the
-   * writes waiting go (`flush`). A slot about to wait sends them sooner; the
-   * timer is a backstop.
-   */
-  #watch(): void {
-    if (this.#watching) return;
-    this.#watching = true;
-    this.#backstop = setTimeout(() => this.flush(), 0);
-    // A watch ended by a flush stops at its next round, even if a new watch has begun by then.
-    const watch = ++this.#watches;
-    const round = (seen: number, quiet: number): void => {
-      if (!this.#watching || watch !== this.#watches) return;
-      if (this.#added !== seen) quiet = 0;
-      else if (++quiet >= QUIET_ROUNDS) return this.flush();
-      queueMicrotask(() => round(this.#added, quiet));
-    };
-    queueMicrotask(() => round(this.#added, 0));
   }
 
   /**
@@ -194,9 +163,10 @@ export class Settler {
    * carries every job finished meanwhile, not the first alone.
    */
   flush(): void {
-    if (!this.#watching) return;
-    this.#watching = false;
-    clearTimeout(this.#backstop);
+    if (this.#burst.end()) this.#send();
+  }
+
+  #send(): void {
     for (const [script, lane] of this.#lanes) {
       if (!lane.busy && lane.waiting.length) void this.#flush(script, lane);
     }
@@ -214,7 +184,7 @@ export class Settler {
     lane.busy = false;
     // Writes made while this call was on its way go with those of the jobs its reply lets go on.
     if (lane.waiting.length >= MAX_COALESCED) void this.#flush(script, lane);
-    else if (lane.waiting.length) this.#watch();
+    else if (lane.waiting.length) this.#burst.note();
   }
 
   /** Calls `script` with `sent`, framed, until it applies, hard shutdown, or it never can. */

@@ -107,45 +107,63 @@ export interface FlowChildrenReply {
 }
 
 /**
- * Reads a flow batch's children for its parent job.
+ * Reads flow batches' children for their parent jobs: the parents that
+ * start together read in one call.
  *
- * KEYS: the batch's hash, members, failures, results.
+ * KEYS: per flow, the batch's hash, members, failures, results.
  * ARGV: none.
- * Reply: the order JSON (false if none), then per child in order its state,
- * then the results hash and the failures hash, flat.
+ * Reply: per flow, false if it is gone, else the order JSON, then per child
+ * in order its state, then the results hash and the failures hash, flat.
  */
-export const READ_FLOW_CHILDREN = defineScript<FlowChildrenReply | undefined>({
+export const READ_FLOW_CHILDREN = defineScript<(FlowChildrenReply | undefined)[]>({
   name: "readFlowChildren",
   idempotent: true,
-  keys: ["batch", "members", "failed", "results"],
+  keys: ["...per flow: batch, members, failed, results"],
   argv: [],
   lua: `
-local order = redis.call("HGET", KEYS[1], "order")
-if not order then return false end
-local states = {}
-for i, entry in ipairs(cjson.decode(order)) do
-  local jid = entry[1]
-  states[i] = type(jid) == "string" and redis.call("HGET", KEYS[2], jid) or false
+local out = {}
+for f = 1, #KEYS / 4 do
+  local b = (f - 1) * 4
+  local order = redis.call("HGET", KEYS[b + 1], "order")
+  if order then
+    local states = {}
+    for i, entry in ipairs(cjson.decode(order)) do
+      local jid = entry[1]
+      states[i] = type(jid) == "string" and redis.call("HGET", KEYS[b + 2], jid) or false
+    end
+    out[f] = {order, states, redis.call("HGETALL", KEYS[b + 4]), redis.call("HGETALL", KEYS[b + 3])}
+  else
+    out[f] = false
+  end
 end
-return {order, states, redis.call("HGETALL", KEYS[4]), redis.call("HGETALL", KEYS[3])}
+return out
 `,
   twin(redis: ScriptRedis, keys: string[]): RedisReply {
-    const order = redis.call("HGET", keys[0], "order") as string | null;
-    if (order === null) return null;
-    const states = (JSON.parse(order) as [string | null, string][]).map(([jid]) =>
-      typeof jid === "string" ? redis.call("HGET", keys[1], jid) : null
-    );
-    return [order, states, redis.call("HGETALL", keys[3]), redis.call("HGETALL", keys[2])];
+    const out: RedisReply[] = [];
+    for (let b = 0; b < keys.length; b += 4) {
+      const order = redis.call("HGET", keys[b], "order") as string | null;
+      if (order === null) {
+        out.push(null);
+        continue;
+      }
+      const states = (JSON.parse(order) as [string | null, string][]).map(([jid]) =>
+        typeof jid === "string" ? redis.call("HGET", keys[b + 1], jid) : null
+      );
+      out.push([order, states, redis.call("HGETALL", keys[b + 3]), redis.call("HGETALL", keys[b + 2])]);
+    }
+    return out;
   },
   decode(reply) {
-    if (!Array.isArray(reply)) return undefined;
-    const [order, states, results, failed] = reply as [string, (string | null)[], string[], string[]];
     const hash = (flat: string[]) => Object.fromEntries(pairs(flat).map(([field, value]) => [field, String(value)]));
-    return {
-      order: JSON.parse(order),
-      states: states.map((s) => (typeof s === "string" ? s : null)),
-      results: hash(results),
-      failed: hash(failed),
-    };
+    return (Array.isArray(reply) ? reply : []).map((one) => {
+      if (!Array.isArray(one)) return undefined;
+      const [order, states, results, failed] = one as [string, (string | null)[], string[], string[]];
+      return {
+        order: JSON.parse(order),
+        states: states.map((s) => (typeof s === "string" ? s : null)),
+        results: hash(results),
+        failed: hash(failed),
+      };
+    });
   },
 });

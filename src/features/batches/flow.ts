@@ -30,7 +30,9 @@ import {
   withPolicy,
 } from "./batch.ts";
 import { callbackMark, type JobSpecTuple } from "./callbacks.ts";
-import { type FlowOrder, READ_FLOW_CHILDREN } from "./control_scripts.ts";
+import { type FlowChildrenReply, type FlowOrder, READ_FLOW_CHILDREN } from "./control_scripts.ts";
+import { EndOfBurst } from "../../end_of_burst.ts";
+import type { Transport } from "../../transport/transport.ts";
 
 /** What a child's death does to its parent: fail it (default), ignore it, or start the parent at once. */
 export type FlowPolicy = "fail" | "ignore" | "continue";
@@ -202,12 +204,14 @@ export async function readChildren(
     );
   }
   const k = ctx.keys;
-  const reply = await ctx.transport.script(READ_FLOW_CHILDREN, [
+  let reads = childReads.get(ctx.transport);
+  if (!reads) childReads.set(ctx.transport, reads = new ChildReads(ctx.transport));
+  const reply = await reads.read([
     k.batch(mark.bid),
     k.batchJobs(mark.bid),
     k.batchFailed(mark.bid),
     k.batchResults(mark.bid),
-  ], []);
+  ]);
   if (!reply) {
     throw new BatchError(`Cannot read the children of job ${ctx.jid} as its flow ${mark.bid} is gone (it expired)`);
   }
@@ -239,3 +243,43 @@ function parseFailure(raw: string): { errorClass: string; errorMessage: string; 
     return { errorClass: "Error", errorMessage: raw, dead: false };
   }
 }
+
+/** Most flows read in one call (a bound on its KEYS and running time). */
+const MAX_READS = 200;
+
+/**
+ * The children reads of flow parents that start in one burst of work (the
+ * jobs a fetch's reply starts side by side), sent in one call per transport
+ * when the burst is over: a parent costs no round trip of its own.
+ */
+class ChildReads {
+  #transport: Transport;
+  #waiting: { keys: string[]; done: (reply: FlowChildrenReply | undefined) => void; fail: (error: unknown) => void }[] =
+    [];
+  #burst = new EndOfBurst(() => this.#send());
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  read(keys: string[]): Promise<FlowChildrenReply | undefined> {
+    const promise = new Promise<FlowChildrenReply | undefined>((done, fail) =>
+      this.#waiting.push({ keys, done, fail })
+    );
+    this.#burst.note();
+    return promise;
+  }
+
+  #send(): void {
+    while (this.#waiting.length) {
+      const sent = this.#waiting.splice(0, MAX_READS);
+      // Reads change nothing: one that fails fails its parents' jobs, which are retried as any failure is.
+      this.#transport.script(READ_FLOW_CHILDREN, sent.flatMap((read) => read.keys), []).then(
+        (replies) => sent.forEach((read, i) => read.done(replies[i])),
+        (error) => sent.forEach((read) => read.fail(error)),
+      );
+    }
+  }
+}
+
+const childReads = new WeakMap<Transport, ChildReads>();
