@@ -384,18 +384,12 @@ function finish(
   // A success no feature writes for is acknowledged at once: no promise.
   if (!writes && !entry) return "ack";
   // Only features' writes (a batch job's success): no frame of our own around the settler's answer.
-  if (!entry) return deps.settler.writeFeatures(unit, writes!).then((done) => featuresWritten(deps, unit, done));
+  if (!entry) return deps.settler.writeFeatures(unit, writes!).then((done) => orBury(deps, unit, FEATURES, done));
   return written(deps, unit, outcome, writes, entry);
 }
 
-/** What the features' writes came to: an unwritable one buries the job. */
-function featuresWritten(
-  deps: ProcessorDeps,
-  unit: UnitOfWork,
-  done: UnitOutcome | Unwritable,
-): UnitOutcome | Promise<UnitOutcome> {
-  return typeof done === "object" ? buryUnwritable(deps, unit, "features' outcome", done) : done;
-}
+/** What a failed write of features' outcomes is called where it is reported. */
+const FEATURES = "features' outcome";
 
 /** The features' outcome writes, then the job's own (`entry`), made durable. */
 async function written(
@@ -403,13 +397,12 @@ async function written(
   unit: UnitOfWork,
   outcome: JobOutcome,
   writes: OutcomeWrite[] | undefined,
-  entry: SettleEntry | undefined,
+  entry: SettleEntry,
 ): Promise<UnitOutcome> {
   if (writes) {
     const done = await deps.settler.writeFeatures(unit, writes);
-    if (done !== "ack") return featuresWritten(deps, unit, done);
+    if (done !== "ack") return orBury(deps, unit, FEATURES, done);
   }
-  if (!entry) return "ack";
   const what = outcome.kind === "later" ? "writing a job to run later" : `writing ${outcome.kind}`;
   return orBury(deps, unit, what, await deps.settler.settle(unit, entry, what));
 }
