@@ -223,6 +223,13 @@ export class ReliableFetch implements Fetcher {
     this.#released = [];
     this.#unlocks = [];
     this.#landing = undefined;
+    // The call's acks, releases, unlocks and landing go with the next call instead (each applies once).
+    const restore = () => {
+      acks.restore();
+      this.#released.unshift(...sent.released);
+      this.#unlocks.unshift(...sent.unlocks);
+      this.#landing ??= landing;
+    };
     let result;
     const started = Date.now();
     try {
@@ -239,19 +246,13 @@ export class ReliableFetch implements Fetcher {
     } catch (error) {
       // Not done, or done with the reply lost: acks are sent again (they
       // are idempotent), and whatever this request may have taken is released.
-      acks.restore();
-      this.#released.unshift(...sent.released);
-      this.#unlocks.unshift(...sent.unlocks);
+      restore();
       if (max > 0) this.#released.push(batch);
-      this.#landing ??= landing;
       throw error;
     }
     if (result.queuesWanted && !queuesWanted) {
       // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
-      acks.restore();
-      this.#released.unshift(...sent.released);
-      this.#unlocks.unshift(...sent.unlocks);
-      this.#landing ??= landing;
+      restore();
       return this.#call(max, startNow, all, true);
     }
     acks.confirm();
