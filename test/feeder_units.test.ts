@@ -244,30 +244,30 @@ describe("Feeder", () => {
 
 describe("AckBook", () => {
   const same = (qi: number) => qi;
-  it("sends a done batch as one entry, and keeps it until the call carrying it is confirmed", () => {
+  it("sends a done batch as one entry naming its pieces, and keeps it until the call carrying it is confirmed", () => {
     const book = new AckBook();
-    book.track(1, 7, 2);
+    book.track(1, 7, 2, 3);
     book.ack(1, 7, 0, "a", false);
     book.ack(1, 7, 1, "b", false);
     const entry = book.take(false);
-    assert.deepEqual(entry.args(same), [1, 7, 0, 0]);
+    assert.deepEqual(entry.args(same), [1, 7, 3, 0, 0], "batch 7, stored in 3 pieces");
     entry.restore();
     assert.equal(book.pending, 1, "restored: it goes again");
     const again = book.take(false);
-    assert.deepEqual(again.args(same), [1, 7, 0, 0]);
+    assert.deepEqual(again.args(same), [1, 7, 3, 0, 0]);
     again.confirm();
     assert.equal(book.pending, 0);
   });
 
   it("holds a partly done batch's acks back until they are due (or all are asked for)", () => {
     const book = new AckBook();
-    book.track(1, 8, 3);
+    book.track(1, 8, 3, 2);
     book.ack(1, 8, 1, "b", false);
     assert.deepEqual(book.take(false).args(same), [0, 0, 0], "not due yet: a quick batch costs one HDEL later");
     const all = book.take(true);
-    assert.deepEqual(all.args(same), [0, 1, 8, 3, 1, 1, 0]);
+    assert.deepEqual(all.args(same), [0, 1, 8, 3, 2, 1, 1, 0], "batch 8: size 3, 2 pieces, 1 ack: job 1");
     all.restore();
-    assert.deepEqual(book.take(true).args(same), [0, 1, 8, 3, 1, 1, 0], "restored acks go again");
+    assert.deepEqual(book.take(true).args(same), [0, 1, 8, 3, 2, 1, 1, 0], "restored acks go again");
   });
 
   it("acknowledges by payload a job that may have been put back, or whose batch it no longer knows", () => {
@@ -278,7 +278,7 @@ describe("AckBook", () => {
     const entry = book.take(false);
     assert.deepEqual([...entry.queues], [1, 2], "the call must name both queues");
     // Queue indexes become where the call names them (here queue 1 second, queue 2 first).
-    assert.deepEqual(entry.args((qi) => 3 - qi), [1, 9, 0, 2, 2, 9, 0, "raw-a", 1, 99, 4, "raw-z"]);
+    assert.deepEqual(entry.args((qi) => 3 - qi), [1, 9, 1, 0, 2, 2, 9, 0, "raw-a", 1, 99, 4, "raw-z"]);
   });
 
   it("counts put-back jobs as settled, so a batch of finished and requeued jobs is dropped", () => {
@@ -286,6 +286,6 @@ describe("AckBook", () => {
     book.track(1, 10, 2);
     book.putBack(10, 1);
     book.ack(1, 10, 1, "b", false);
-    assert.deepEqual(book.take(false).args(same), [1, 10, 0, 0]);
+    assert.deepEqual(book.take(false).args(same), [1, 10, 1, 0, 0]);
   });
 });

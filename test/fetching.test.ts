@@ -358,6 +358,59 @@ eachTarget("fetching", (t) => {
     assert.equal(await heldCount(t.redis, identity), 0);
   });
 
+  it("stores a batch over 7,680 bytes in pieces that fit Lua's 8 KiB buffer, and every way out of the hash drops them all", async () => {
+    const k = keys();
+    const identity = "pieces:1";
+    const held = k.held(identity, "default");
+    const fetcher = await registeredFetch(t.redis, identity, ["default"]);
+    // 120 jobs of about 200 bytes: 24 KB, four pieces.
+    const push = (tag: string) =>
+      t.redis.call(
+        "LPUSH",
+        k.queue("default"),
+        ...Array.from({ length: 120 }, (_, i) => rawJob(`${tag}${i}`.padEnd(150, "-"), "default")),
+      );
+    const stored = async () => {
+      const flat = (await t.redis.call("HGETALL", held)) as string[];
+      const out = new Map<string, string>();
+      for (let i = 0; i < flat.length; i += 2) if (/^\d+(:\d+)?$/.test(flat[i])) out.set(flat[i], flat[i + 1]);
+      return out;
+    };
+    const jids = (units: { raw: string }[]) => units.map((u) => JSON.parse(u.raw).jid.replace(/-+$/, ""));
+
+    await push("a");
+    const first = await fetcher.take(200);
+    assert.deepEqual(jids(first.units), Array.from({ length: 120 }, (_, i) => `a${i}`), "every job, in order");
+    const pieces = await stored();
+    assert.ok(pieces.size > 1, `stored in ${pieces.size} field(s)`);
+    for (const [field, value] of pieces) {
+      assert.ok(new TextEncoder().encode(value).length <= 8192, `${field}: ${value.length} bytes`);
+    }
+    // Done: one ack entry drops every piece.
+    for (const unit of first.units) fetcher.ack(unit, false);
+    await fetcher.flush();
+    assert.deepEqual([...(await stored()).keys()], [], "nothing left of a done batch");
+
+    // Partly done, then the rest put back: the marks drop every piece with the batch.
+    await push("b");
+    const second = await fetcher.take(200);
+    for (const unit of second.units.slice(0, 50)) fetcher.ack(unit, false);
+    assert.equal(await fetcher.requeue(second.units.slice(50)), 70);
+    await fetcher.flush();
+    assert.deepEqual([...(await stored()).keys()], [], "nothing left of a settled batch");
+    assert.equal(await t.redis.call("LLEN", k.queue("default")), 70);
+    await t.redis.call("DEL", k.queue("default"));
+
+    // Recovered after a crash: every piece's jobs go back, in order.
+    await push("c");
+    assert.equal((await fetcher.take(200)).units.length, 120);
+    await t.redis.call("DEL", k.process(identity));
+    assert.equal((await recoverOrphans({ transport: t.redis, keys: k })).requeued, 120);
+    const back = ((await t.redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).reverse();
+    assert.deepEqual(jids(back.map((raw) => ({ raw }))), Array.from({ length: 120 }, (_, i) => `c${i}`));
+    assert.equal(await heldCount(t.redis, identity), 0);
+  });
+
   it("moves large jobs in batches of at most 1 MiB, however many were asked for", async () => {
     const state = { done: 0 };
     const Big = defineJob({ name: "Big", perform: (_ctx, _text: string) => void state.done++ });

@@ -27,10 +27,9 @@ export const BURY_INVALID_UTF8 = defineScript<number[]>({
   keys: ["held hash", "dead"],
   argv: ["batch", "now", "...indexes"],
   lua: HELD_LUA + UTF8_LUA + `
-local blob = redis.call("HGET", KEYS[1], ARGV[1])
-if not blob then return {} end
+local parts = loadBatch(KEYS[1], ARGV[1])
+if not parts then return {} end
 -- The batch's first part is its queue's name; job i is part i + 2.
-local parts = split(blob)
 local buried = {}
 for i = 3, #ARGV do
   local raw = parts[tonumber(ARGV[i]) + 2]

@@ -25,6 +25,8 @@ export interface FetchResult {
   readonly queueIndex: number;
   /** Raw jobs, oldest first; job i is index i of the batch. */
   readonly jobs: string[];
+  /** How many fields of the held hash the batch was stored in: acks that drop it name them all. */
+  readonly pieces: number;
   /** Whether the held hash had lost its registration (recovered by another process) and was registered again. */
   readonly reregistered: boolean;
   /** Whether the landing job named in the call was found and adopted into the held hash. */
@@ -68,9 +70,11 @@ export const FETCH_FIXED_KEYS = 6;
  * queue (1..n, 0 = none), landing batch id, now (epoch seconds), u, the
  * queue keys' prefix (`queue:`), the capsule's queue names
  * (comma-joined; "" unless a [-4] reply asked for them), the u values the keys to release must still hold; then
- * r and r batch ids to release; d and d batch ids done; p and p partial acks
- * (batch id, batch size, k, k job indexes); m and m (queue, batch id, job
- * index, raw) acks of jobs that may have been requeued.
+ * r and r batch ids to release; d and d done batches (batch id, pieces); p
+ * and p partial acks (batch id, batch size, pieces, k, k job indexes); m and
+ * m (queue, batch id, job index, raw) acks of jobs that may have been
+ * requeued. A batch's pieces are how many fields the fetch that took it
+ * stored it in (the number of pieces its reply carried).
  *
  * In order: adopt the landing job as a batch of one; release batches whose
  * request's reply was lost (their held jobs go back to their queues, and a
@@ -108,8 +112,9 @@ export const FETCH_FIXED_KEYS = 6;
  * the held hash must be registered again and the call did not name the
  * capsule's queues (sent as "" unless asked for): nothing was done, else
  * [queue (1..n, 0 if none), reregistered, adopted, paused queues, broken
- * queues, queues found empty (each 1-based, comma-joined), the batch as
- * stored (its queue's name and its jobs, NUL-joined; "" if none)].
+ * queues, queues found empty (each 1-based, comma-joined), then the batch
+ * as stored, piece by piece (its queue's name and its jobs, NUL-joined;
+ * none if nothing was taken)].
  */
 export const FETCH = defineScript<FetchResult>({
   name: "fetch",
@@ -140,9 +145,9 @@ export const FETCH = defineScript<FetchResult>({
     "r",
     "...batches to release",
     "d",
-    "...batches",
+    "...(batch, pieces)",
     "p",
-    "...(batch, size, k, ...indexes)",
+    "...(batch, size, pieces, k, ...indexes)",
     "m",
     "...(queue, batch, index, raw)",
   ],
@@ -187,10 +192,11 @@ local r = tonumber(ARGV[a])
 if r > 0 then
   -- Every queue the released jobs go back to is checked before any moves.
   local index = queueIndex(${FETCH_FIXED_KEYS}, n, plen)
-  local moves = {}
+  local moves, fields = {}, {}
   for k = 1, r do
     local b = ARGV[a + k]
-    local jobs, _, _, queue = pending(held, b)
+    local jobs, _, _, queue, pieces = pending(held, b)
+    batchFields(b, pieces, fields)
     if #jobs > 0 then
       local i = index[queue]
       if not i then return redis.error_reply("ERR cannot release batch " .. b .. ": its queue is not named") end
@@ -201,30 +207,28 @@ if r > 0 then
     end
   end
   for _, move in ipairs(moves) do pushBack(q(move[1]), move[2]) end
-  for k = 1, r do
-    local b = ARGV[a + k]
-    redis.call("HDEL", held, b, "#a:" .. b)
-    redis.call("HSET", held, "#x:" .. b, 1)
-  end
+  redis.call("HDEL", held, unpack(fields))
+  for k = 1, r do redis.call("HSET", held, "#x:" .. ARGV[a + k], 1) end
 end
 a = a + r + 1
-local d = tonumber(ARGV[a])
--- Finished batches leave in one HDEL per 500 (unpack has a stack limit).
-for k0 = 1, d, 500 do
-  local fields = {}
-  for k = k0, math.min(k0 + 499, d) do
-    fields[#fields + 1] = ARGV[a + k]
-    fields[#fields + 1] = "#a:" .. ARGV[a + k]
-  end
-  redis.call("HDEL", held, unpack(fields))
-end
-a = a + d + 1
+-- Finished batches leave in one HDEL per 1,000 fields or so (unpack has a stack limit).
+local fields = {}
 for _ = 1, tonumber(ARGV[a]) do
-  local b, size, k = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  batchFields(ARGV[a + 1], tonumber(ARGV[a + 2]), fields)
+  if #fields >= 1000 then
+    redis.call("HDEL", held, unpack(fields))
+    fields = {}
+  end
+  a = a + 2
+end
+if #fields > 0 then redis.call("HDEL", held, unpack(fields)) end
+a = a + 1
+for _ = 1, tonumber(ARGV[a]) do
+  local b, size, pieces, k = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local indexes = {}
-  for j = 1, k do indexes[j] = tonumber(ARGV[a + 3 + j]) end
-  mark(held, b, indexes, 49, size)
-  a = a + 3 + k
+  for j = 1, k do indexes[j] = tonumber(ARGV[a + 4 + j]) end
+  mark(held, b, indexes, 49, size, pieces)
+  a = a + 4 + k
 end
 a = a + 1
 for _ = 1, tonumber(ARGV[a]) do
@@ -260,13 +264,15 @@ end
 local started = tonumber(ARGV[6])
 local startNow = tonumber(ARGV[5])
 if started > 0 then redis.call("HSET", held, "#started", started) end
--- The batch goes back as the blob stored (its queue's name first): one
--- string, not one reply element per job, is less work on both sides.
-local function reply(i, blob, broken, empty)
-  return {i, reregistered, adopted, table.concat(pausedList, ","), table.concat(broken, ","),
-    table.concat(empty, ","), blob}
+-- The batch goes back as the pieces stored (its queue's name first): a few
+-- strings, not one reply element per job, are less work on both sides.
+local function reply(i, pieces, broken, empty)
+  local out = {i, reregistered, adopted, table.concat(pausedList, ","), table.concat(broken, ","),
+    table.concat(empty, ",")}
+  for _, piece in ipairs(pieces) do out[#out + 1] = piece end
+  return out
 end
-if count <= 0 then return reply(0, "", {}, {}) end
+if count <= 0 then return reply(0, {}, {}, {}) end
 local seen = redis.call("HMGET", held, batch, "#x:" .. batch)
 -- The same request run twice (a resend after a lost reply, or a late run of
 -- one released since) must not take a second batch under the same id.
@@ -281,7 +287,7 @@ local c, jobs = popFirst(keys, count, broken, empty)
 -- Indexes into the candidates, as indexes into the queues named.
 for k, b in ipairs(broken) do broken[k] = candidates[b] end
 for k, e in ipairs(empty) do empty[k] = candidates[e] end
-if not jobs then return reply(0, "", broken, empty) end
+if not jobs then return reply(0, {}, broken, empty) end
 local i = candidates[c]
 local kept = jobs
 for j = 1, #jobs do
@@ -301,11 +307,10 @@ for j = 1, #jobs do
     break
   end
 end
-if #kept == 0 then return reply(i, "", broken, empty) end
--- The queue's name leads the blob: put at index 0, it costs no shift of the jobs in and out.
+if #kept == 0 then return reply(i, {}, broken, empty) end
+-- The queue's name leads the batch: put at index 0, it costs no shift of the jobs in and out.
 kept[0] = nameOf(i)
-local blob = table.concat(kept, "\\0", 0, #kept)
-redis.call("HSET", held, batch, blob)
+local pieces = storeBatch(held, batch, kept)
 -- The first startNow start at once, up to the first recovered job (which
 -- writes its own start). The mark is the payload's last field: only its
 -- tail is searched, so a large payload costs no scan.
@@ -314,7 +319,7 @@ while s < math.min(startNow, #kept) and not string.find(kept[s + 1], RECOVERED_A
 if s > 0 and tonumber(batch) * SPAN + s - 1 > started then
   redis.call("HSET", held, "#started", tonumber(batch) * SPAN + s - 1)
 end
-return reply(i, blob, broken, empty)
+return reply(i, pieces, broken, empty)
 `,
   twin(redis: ScriptRedis, keys: string[], argv: string[]): RedisReply {
     const F = FETCH_FIXED_KEYS;
@@ -353,8 +358,10 @@ return reply(i, blob, broken, empty)
     if (r > 0) {
       const index = heldTwin.queueIndex(keys.slice(F, F + n), plen);
       const moves: Array<[number, string[]]> = [];
+      const fields: string[] = [];
       for (let k = 1; k <= r; k++) {
-        const { jobs, queue } = heldTwin.pending(redis, held, argv[a + k]);
+        const { jobs, queue, pieces } = heldTwin.pending(redis, held, argv[a + k]);
+        fields.push(...heldTwin.batchFields(argv[a + k], pieces));
         if (jobs.length === 0) continue;
         const i = index.get(queue!);
         if (i === undefined) throw new Error(`ERR cannot release batch ${argv[a + k]}: its queue is not named`);
@@ -362,19 +369,20 @@ return reply(i, blob, broken, empty)
         moves.push([i, jobs.map(([, raw]) => raw)]);
       }
       for (const [i, back] of moves) heldTwin.pushBack(redis, q(i), back);
-      for (let k = 1; k <= r; k++) {
-        redis.call("HDEL", held, argv[a + k], `#a:${argv[a + k]}`);
-        redis.call("HSET", held, `#x:${argv[a + k]}`, 1);
-      }
+      redis.call("HDEL", held, ...fields);
+      for (let k = 1; k <= r; k++) redis.call("HSET", held, `#x:${argv[a + k]}`, 1);
     }
     a += r + 1;
-    const d = Number(argv[a]);
-    if (d > 0) redis.call("HDEL", held, ...argv.slice(a + 1, a + 1 + d).flatMap((b) => [b, `#a:${b}`]));
-    a += d + 1;
+    const done: string[] = [];
+    for (let d = Number(argv[a]); d > 0; d--, a += 2) {
+      done.push(...heldTwin.batchFields(argv[a + 1], Number(argv[a + 2])));
+    }
+    if (done.length > 0) redis.call("HDEL", held, ...done);
+    a++;
     for (let p = Number(argv[a]); p > 0; p--) {
-      const b = argv[a + 1], size = Number(argv[a + 2]), k = Number(argv[a + 3]);
-      heldTwin.mark(redis, held, b, argv.slice(a + 4, a + 4 + k).map(Number), "1", size);
-      a += 3 + k;
+      const b = argv[a + 1], size = { n: Number(argv[a + 2]), pieces: Number(argv[a + 3]) }, k = Number(argv[a + 4]);
+      heldTwin.mark(redis, held, b, argv.slice(a + 5, a + 5 + k).map(Number), "1", size);
+      a += 4 + k;
     }
     a++;
     for (let m = Number(argv[a]); m > 0; m--) {
@@ -405,16 +413,16 @@ return reply(i, blob, broken, empty)
     if (started > 0) redis.call("HSET", held, "#started", started);
     const broken: number[] = [];
     const empty: number[] = [];
-    const reply = (i: number, blob: string): RedisReply => [
+    const reply = (i: number, pieces: string[]): RedisReply => [
       i,
       reregistered,
       adopted,
       paused.join(","),
       broken.join(","),
       empty.join(","),
-      blob,
+      ...pieces,
     ];
-    if (count <= 0) return reply(0, "");
+    if (count <= 0) return reply(0, []);
     const [seen, tombstone] = redis.call("HMGET", held, batch, `#x:${batch}`) as (string | null)[];
     if (seen !== null || tombstone !== null) return [-3];
     const candidates = Array.from({ length: n }, (_, k) => k + 1).filter((i) => !paused.includes(i));
@@ -433,16 +441,15 @@ return reply(i, blob, broken, empty)
         heldTwin.buryNul(redis, dead, nameOf(i), raw, `nul-${batch}-${k + 1}`, now);
         return false;
       });
-      if (kept.length === 0) return reply(i, "");
-      const blob = [nameOf(i), ...kept].join(SEPARATOR);
-      redis.call("HSET", held, batch, blob);
+      if (kept.length === 0) return reply(i, []);
+      const pieces = heldTwin.storeBatch(redis, held, batch, [nameOf(i), ...kept]);
       const s = startingNow(kept, startNow);
       if (s > 0 && Number(batch) * BATCH_SPAN + s - 1 > started) {
         redis.call("HSET", held, "#started", Number(batch) * BATCH_SPAN + s - 1);
       }
-      return reply(i, blob);
+      return reply(i, pieces);
     }
-    return reply(0, "");
+    return reply(0, []);
   },
   decode(reply: RedisReply): FetchResult {
     const arr = reply as (string | number)[];
@@ -452,6 +459,7 @@ return reply(i, blob, broken, empty)
         alive: head !== -2,
         queueIndex: -1,
         jobs: [],
+        pieces: 0,
         reregistered: false,
         adopted: false,
         replayed: head === -3,
@@ -464,8 +472,9 @@ return reply(i, blob, broken, empty)
     return {
       alive: true,
       queueIndex: head - 1,
-      // The blob as stored: the queue's name, then the jobs.
-      jobs: arr[6] ? String(arr[6]).split(SEPARATOR).slice(1) : [],
+      // The pieces as stored: the queue's name, then the jobs.
+      jobs: arr.length > 6 ? arr.slice(6).flatMap((piece) => String(piece).split(SEPARATOR)).slice(1) : [],
+      pieces: arr.length - 6,
       reregistered: Number(arr[1]) === 1,
       adopted: Number(arr[2]) === 1,
       replayed: false,

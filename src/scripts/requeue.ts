@@ -61,13 +61,14 @@ while a <= #ARGV do
   local want = {}
   for j = 1, k do want[tonumber(ARGV[a + 2 + j])] = true end
   local indexes = {}
-  for _, job in ipairs(pending(held, b)) do
+  local jobs, _, size, _, pieces = pending(held, b)
+  for _, job in ipairs(jobs) do
     if want[job[1]] then
       table.insert(back[qi], job[2])
       indexes[#indexes + 1] = job[1]
     end
   end
-  if #indexes > 0 then mark(held, b, indexes, 50) end
+  if #indexes > 0 then mark(held, b, indexes, 50, size, pieces) end
   moved = moved + #indexes
   a = a + 3 + k
 end
@@ -94,12 +95,13 @@ return moved
       const qi = Number(argv[a]), b = argv[a + 1], k = Number(argv[a + 2]);
       const want = new Set(argv.slice(a + 3, a + 3 + k).map(Number));
       const indexes: number[] = [];
-      for (const [i, raw] of heldTwin.pending(redis, held, b).jobs) {
+      const { jobs, n: size, pieces } = heldTwin.pending(redis, held, b);
+      for (const [i, raw] of jobs) {
         if (!want.has(i)) continue;
         back[qi - 1].push(raw);
         indexes.push(i);
       }
-      if (indexes.length) heldTwin.mark(redis, held, b, indexes, "2");
+      if (indexes.length) heldTwin.mark(redis, held, b, indexes, "2", { n: size, pieces });
       moved += indexes.length;
       a += 3 + k;
     }

@@ -24,6 +24,8 @@ interface Batch {
   readonly qi: number;
   readonly id: number;
   readonly size: number;
+  /** How many fields of the held hash it is stored in (the fetch's reply said). */
+  readonly pieces: number;
   /** Jobs finished or put back. */
   settled: number;
   /** Indexes acknowledged since the last call. */
@@ -75,9 +77,9 @@ export class AckBook {
     return this.#dirty.size + this.#rawAcks.length;
   }
 
-  /** A batch of `size` jobs was taken from queue `qi` (1-based) under id `id`. */
-  track(qi: number, id: number, size: number): void {
-    this.#batches.set(id, { qi, id, size, settled: 0, fresh: [], since: 0 });
+  /** A batch of `size` jobs, stored in `pieces` fields, was taken from queue `qi` (1-based) under id `id`. */
+  track(qi: number, id: number, size: number, pieces = 1): void {
+    this.#batches.set(id, { qi, id, size, pieces, settled: 0, fresh: [], since: 0 });
   }
 
   /**
@@ -128,9 +130,9 @@ export class AckBook {
     const rawAcks = this.#rawAcks;
     const args = (position: (qi: number) => number): RedisArg[] => {
       const out: RedisArg[] = [done.length];
-      for (const b of done) out.push(b.id);
+      for (const b of done) out.push(b.id, b.pieces);
       out.push(partial.length);
-      partial.forEach((b, i) => out.push(b.id, b.size, fresh[i].length, ...fresh[i]));
+      partial.forEach((b, i) => out.push(b.id, b.size, b.pieces, fresh[i].length, ...fresh[i]));
       out.push(rawAcks.length);
       for (const [qi, id, index, raw] of rawAcks) out.push(position(qi), id, index, raw);
       return out;

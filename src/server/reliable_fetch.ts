@@ -266,7 +266,7 @@ export class ReliableFetch implements Fetcher {
     if (result.jobs.length === 0) return { units: [], alive: true, reregistered: result.reregistered };
     const qi = named[result.queueIndex];
     const queue = this.#names[qi - 1];
-    this.#acks.track(qi, batch, result.jobs.length);
+    this.#acks.track(qi, batch, result.jobs.length, result.pieces);
     // The script recorded these as started.
     const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, startNow) - 1;
     if (startedHere >= batch * BATCH_SPAN && startedHere > this.#sentMark) this.#sentMark = startedHere;

@@ -33,10 +33,19 @@ export async function heldCount(redis: Transport, identity: string): Promise<num
     const fields = new Map<string, string>();
     for (let i = 0; i < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
     for (const [field, blob] of fields) {
+      if (/^\d+:\d+$/.test(field) && !fields.has(field.split(":")[0])) {
+        // A piece whose batch is gone: its jobs are owned by nobody.
+        n += blob.split("\0").length;
+        continue;
+      }
       if (!/^\d+$/.test(field)) continue;
+      // The first part is the batch's queue; its other pieces follow in <b>:2, <b>:3, ...
+      const parts = blob.split("\0").slice(1);
+      for (let piece = 2; fields.has(`${field}:${piece}`); piece++) {
+        parts.push(...fields.get(`${field}:${piece}`)!.split("\0"));
+      }
       const state = fields.get(`#a:${field}`) ?? "";
-      // The first part is the batch's queue.
-      n += blob.split("\0").slice(1).filter((_, i) => (state[i] ?? "0") === "0").length;
+      n += parts.filter((_, i) => (state[i] ?? "0") === "0").length;
     }
   }
   for (const landing of await ownKeys(redis, "edgekiq:landing:", identity)) {
