@@ -48,6 +48,7 @@ describe("batches on worker processes", { skip: !redisAvailable() && "no redis" 
     const lines = readdirSync(dir).filter((f) => f.endsWith(".ledger")).flatMap((f) =>
       readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l.startsWith("callback ")).map((l) => l.split(" "))
     );
+    // Ordered by the time each was written (epoch ms to the µs, the same clock in every process).
     return lines.sort((a, b) => Number(a[1]) - Number(b[1])).map((l) => l.slice(2));
   }
 
