@@ -133,7 +133,10 @@ export function okJobs(n: number, avgMs: number): JobArgs[] {
 export async function runScenario(scenario: Scenario, suite: SuiteOptions): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), `edgekiq-chaos-${scenario.id}-`));
   const settings = { ...DEFAULT_SETTINGS, ...scenario.worker };
-  const perProcess = settings.concurrency + settings.prefetch;
+  // Jobs a fault can repeat, per process it hits: up to concurrency + prefetch fetched and not finished, and as many
+  // finished whose acks were not yet written (acks ride the next fetch, and a partly done batch's wait for the rest
+  // of it, up to 1 s: AckBook), so a process holds at most a batch of those beside its batch in hand.
+  const perProcess = 2 * (settings.concurrency + settings.prefetch);
   const redis = await ChaosRedis.start({ dir, aof: scenario.aof });
   const token = "chaos-token";
   const gateway = scenario.upstash ? await startUpstashGateway({ redisUrl: redis.url, token }) : undefined;

@@ -115,7 +115,7 @@ async function main(): Promise<number> {
   const out = [
     `edgekiq chaos suite: workers on ${opts.runtime} over ${opts.transport}, ${opts.short ? "short" : "full"} run, ` +
     `${((performance.now() - started) / 1000).toFixed(0)} s`,
-    "dup bound = sum over faults of (worker processes hit) x (concurrency + prefetch); " +
+    "dup bound = sum over faults of (worker processes hit) x 2 x (concurrency + prefetch); " +
     "in flight/fault = dup bound / faults",
     "",
     table(rows),
