@@ -161,3 +161,22 @@ describe("architecture", () => {
     assert.deepEqual(cycles, []);
   });
 });
+
+describe("scripts", () => {
+  it("every Lua script's text is printable: a NUL or other control byte stays an escape (`\\\\0` in the TypeScript)", async () => {
+    const found: string[] = [];
+    for (const file of files(join(root, "src"))) {
+      if (!readFileSync(file, "utf8").includes("defineScript")) continue;
+      const module: Record<string, unknown> = await import(file);
+      for (const [name, value] of Object.entries(module)) {
+        const lua = (value as { lua?: unknown } | null)?.lua;
+        if (typeof lua !== "string") continue;
+        found.push(name);
+        // Lua reads "\0" in a script as a NUL; a raw byte in the text is fragile over JSON gateways and in logs.
+        const raw = /[\x00-\x08\x0B\x0C\x0E-\x1F]/.exec(lua);
+        assert.equal(raw, null, `${rel(file)} ${name}: a raw control byte at ${raw?.index}`);
+      }
+    }
+    assert.ok(found.includes("FETCH") && found.length > 20, `scripts found: ${found.join(", ")}`);
+  });
+});

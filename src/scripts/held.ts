@@ -95,13 +95,13 @@ local function storeBatch(held, b, jobs)
   local n = #jobs
   local per = math.max(1, math.floor(${PIECE_BYTES} / (#jobs[1] + 1)))
   if n < per then
-    local blob = table.concat(jobs, "\0", 0, n)
+    local blob = table.concat(jobs, "\\0", 0, n)
     redis.call("HSET", held, b, blob)
     return {blob}
   end
   local args, pieces = {"HSET", held}, {}
   for from = 0, n, per do
-    local piece = table.concat(jobs, "\0", from, math.min(from + per - 1, n))
+    local piece = table.concat(jobs, "\\0", from, math.min(from + per - 1, n))
     pieces[#pieces + 1] = piece
     args[#args + 1] = #pieces == 1 and b or b .. ":" .. #pieces
     args[#args + 1] = piece
