@@ -12,7 +12,7 @@ import { createClient, TransportError } from "../mod.ts";
 import { runCli } from "../src/cli/main.ts";
 import { redact, Redactor } from "../src/cli/redact.ts";
 import { explainRedisError } from "../src/cli/redis_error.ts";
-import { collectStats } from "../src/cli/stats.ts";
+import { collectStats } from "../src/cli/cli_stats.ts";
 import { hasUnsafeChars } from "../src/sanitize.ts";
 import { fakeHost } from "./fixtures/cli-host.ts";
 import { spawnCli } from "./fixtures/cli-spawn.ts";

@@ -30,7 +30,7 @@ import { explainAdapterError, explainModuleError } from "./load_error.ts";
 import { sanitize } from "../sanitize.ts";
 import { redact, Redactor } from "./redact.ts";
 import { causes, explainRedisError, needsProbe } from "./redis_error.ts";
-import { collectStats, formatStats } from "./stats.ts";
+import { collectStats, formatStats } from "./cli_stats.ts";
 import { serveDashboard, webAuth } from "./web.ts";
 import { runTop, topTerminal } from "./top.ts";
 import type { CliHost, TransportChoice } from "./cli_host.ts";

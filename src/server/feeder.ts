@@ -21,7 +21,7 @@
 import type { Fetcher } from "./fetcher.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import type { Prefetch } from "./prefetch.ts";
-import type { UnitOutcome } from "./settle.ts";
+import type { UnitOutcome } from "./settler.ts";
 import { JobControl } from "./job_control.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */

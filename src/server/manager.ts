@@ -11,7 +11,7 @@ import type { BusyUnit, Feeder } from "./feeder.ts";
 import type { Fetcher } from "./fetcher.ts";
 import { type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
-import { Settler } from "./settle.ts";
+import { Settler } from "./settler.ts";
 
 export type { BusyUnit } from "./feeder.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Runs one unit of work: read the payload, find the job, check its
  * arguments, run the middleware and `perform`, decide the outcome once, and
- * hand it to the settler (`settle.ts`) to be made durable before the job may
+ * hand it to the settler (`settler.ts`) to be made durable before the job may
  * be acknowledged.
  *
  * A bad payload never stops the worker: it goes to the dead set with its
@@ -24,13 +24,13 @@ import type { Keys } from "../keys.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import { runServerMiddleware, type ServerMiddleware, type ServerMiddlewareTools } from "../server_middleware.ts";
 import { errorClass, errorMessage, JobRetry, type RetryDecision } from "./retry.ts";
-import { type SettleEntry, Settler, type UnitOutcome, type Unwritable } from "./settle.ts";
+import { type SettleEntry, Settler, type UnitOutcome, type Unwritable } from "./settler.ts";
 import type { JobCounters } from "./job_counters.ts";
 import type { JobOutcome, OutcomeWrite, ProgressContext, WorkerFeature } from "./worker_feature.ts";
 import type { JobControl } from "./job_control.ts";
 import type { DeathHandler } from "../dead_set_rules.ts";
 
-export type { UnitOutcome } from "./settle.ts";
+export type { UnitOutcome } from "./settler.ts";
 
 /**
  * What a worker does with a job whose class no process here defines:

@@ -10,7 +10,7 @@
  *   exhausted: `retriesExhausted` may discard it, else it goes to `dead`
  *   (unless `dead: false`) and death handlers run.
  *
- * The decision is made once (`decide`) and written by `settle.ts` before
+ * The decision is made once (`decide`) and written by `settler.ts` before
  * the job is acknowledged: if Redis refuses the write, the job stays held
  * (the same bytes are written again) and, if the process dies meanwhile,
  * recovery finds it (Sidekiq #4141).

@@ -19,12 +19,12 @@
 import type { ClientMiddleware } from "../../client_middleware.ts";
 import type { ServerMiddleware } from "../../server_middleware.ts";
 import type { Feature } from "../feature.ts";
-import { otelClientMiddleware } from "./client.ts";
+import { otelClientMiddleware } from "./otel_client_middleware.ts";
 import type { OtelOptions } from "./options.ts";
-import { otelServerMiddleware } from "./server.ts";
+import { otelServerMiddleware } from "./otel_server_middleware.ts";
 
-export { otelClientMiddleware } from "./client.ts";
-export { otelServerMiddleware } from "./server.ts";
+export { otelClientMiddleware } from "./otel_client_middleware.ts";
+export { otelServerMiddleware } from "./otel_server_middleware.ts";
 export { extractTrace, injectTrace } from "./carrier.ts";
 export type { OtelOptions } from "./options.ts";
 

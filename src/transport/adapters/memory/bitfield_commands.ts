@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ReplyError, SYNTAX, WRONGTYPE } from "./args.ts";
+import { ReplyError, SYNTAX, WRONGTYPE } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 
 type Overflow = "WRAP" | "SAT" | "FAIL";

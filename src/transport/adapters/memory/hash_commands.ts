@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { int, ReplyError } from "./args.ts";
+import { int, ReplyError } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 import { scanReply } from "./scan.ts";
 

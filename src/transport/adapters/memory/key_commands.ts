@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { glob, int, ReplyError } from "./args.ts";
+import { glob, int, ReplyError } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 import { scanOptions } from "./scan.ts";
 

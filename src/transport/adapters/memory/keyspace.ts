@@ -7,7 +7,7 @@
  * @module
  */
 import type { RedisReply } from "../../transport.ts";
-import { ReplyError, WRONGTYPE } from "./args.ts";
+import { ReplyError, WRONGTYPE } from "./command_args.ts";
 import { Deque } from "./deque.ts";
 import { ZSet } from "./zset.ts";
 import type { Stream } from "./stream.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { float, int, range, ReplyError, SYNTAX } from "./args.ts";
+import { float, int, range, ReplyError, SYNTAX } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 
 function push(db: Keyspace, key: string, values: string[], left: boolean): number {

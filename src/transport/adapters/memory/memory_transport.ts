@@ -9,7 +9,7 @@
  * @module
  */
 import { toTransportError, TransportError } from "../../transport_error.ts";
-import { ReplyError } from "./args.ts";
+import { ReplyError } from "./command_args.ts";
 import { blockTimeout } from "./list_commands.ts";
 import { resolveLast, xreadArgs } from "./stream_commands.ts";
 import { Store } from "./store.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 import type { RedisReply } from "../../transport.ts";
-import { glob, int, ReplyError, SYNTAX } from "./args.ts";
+import { glob, int, ReplyError, SYNTAX } from "./command_args.ts";
 
 /**
  * Parsed SCAN options.

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ReplyError } from "./args.ts";
+import { ReplyError } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 import { sha1Hex } from "./sha1.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 import type { RedisArg, RedisReply } from "../../transport.ts";
-import { ReplyError } from "./args.ts";
+import { ReplyError } from "./command_args.ts";
 import { bitfieldCommands } from "./bitfield_commands.ts";
 import { hashCommands } from "./hash_commands.ts";
 import { keyCommands } from "./key_commands.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ReplyError } from "./args.ts";
+import { ReplyError } from "./command_args.ts";
 
 /** A stream entry ID: milliseconds and a sequence number. */
 export type StreamId = readonly [ms: number, seq: number];

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { int, ReplyError, SYNTAX } from "./args.ts";
+import { int, ReplyError, SYNTAX } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 import { compareIds, idText, parseId, Stream, type StreamEntry, type StreamId } from "./stream.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { int, ReplyError, SYNTAX, WRONGTYPE } from "./args.ts";
+import { int, ReplyError, SYNTAX, WRONGTYPE } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 
 function incr(db: Keyspace, key: string, by: number): number {

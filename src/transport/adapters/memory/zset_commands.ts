@@ -7,7 +7,7 @@
  * @module
  */
 import type { RedisReply } from "../../transport.ts";
-import { type Bound, bound, float, int, range, ReplyError, scoreText, SYNTAX } from "./args.ts";
+import { type Bound, bound, float, int, range, ReplyError, scoreText, SYNTAX } from "./command_args.ts";
 import type { CommandTable, Keyspace } from "./keyspace.ts";
 import { scanReply } from "./scan.ts";
 import type { ZEntry, ZSet } from "./zset.ts";
