@@ -180,3 +180,26 @@ describe("scripts", () => {
     assert.ok(found.includes("FETCH") && found.length > 20, `scripts found: ${found.join(", ")}`);
   });
 });
+
+describe("names", () => {
+  it("no two source files share a name, but for the names a folder qualifies", () => {
+    // A feature folder's mod.ts, options.ts, push_guard.ts and claim_script.ts are named by their folder (one
+    // per feature, as hono's adapters each have an index); scripts/ holds each Lua script under its own name, so
+    // scripts/heartbeat.ts is the HEARTBEAT script beside server/heartbeat.ts's Heartbeat; the preset's
+    // metrics_handler.ts is the web handler with the preset's features applied.
+    const qualified = new Set([
+      "mod.ts",
+      "options.ts",
+      "push_guard.ts",
+      "claim_script.ts",
+      "heartbeat.ts",
+      "metrics_handler.ts",
+    ]);
+    const seen = new Map<string, string[]>();
+    for (const file of files(join(root, "src"))) {
+      const name = file.split(/[\\/]/).pop()!;
+      if (!qualified.has(name)) seen.set(name, [...(seen.get(name) ?? []), rel(file)]);
+    }
+    assert.deepEqual([...seen.values()].filter((paths) => paths.length > 1), []);
+  });
+});
