@@ -90,7 +90,8 @@ local function loadBatch(held, b)
 end
 -- Stores jobs[0..n] (jobs[0] the queue's name) as batch b, in pieces of at
 -- most PIECE bytes judged by jobs[1]: each is built inside table.concat's
--- buffer and hashed once. Answers the pieces.
+-- buffer and hashed once. Answers the pieces. One piece, the common case,
+-- skips the argument table (~300 instructions a job at 49 jobs, callgrind).
 local function storeBatch(held, b, jobs)
   local n = #jobs
   local per = math.max(1, math.floor(${PIECE_BYTES} / (#jobs[1] + 1)))
@@ -241,7 +242,7 @@ export const heldTwin = {
   },
   /** Twin of Lua `storeBatch`: `jobs[0]` is the queue's name; the pieces split where Lua's do (by UTF-8 bytes). */
   storeBatch(redis: ScriptRedis, held: string, b: string | number, jobs: readonly string[]): string[] {
-    const per = Math.max(1, Math.floor(PIECE_BYTES / (utf8Length(jobs[1]) + 1)));
+    const per = Math.max(1, Math.floor(PIECE_BYTES / (new TextEncoder().encode(jobs[1]).length + 1)));
     const pieces: string[] = [];
     for (let from = 0; from < jobs.length; from += per) pieces.push(jobs.slice(from, from + per).join(SEPARATOR));
     redis.call("HSET", held, ...pieces.flatMap((piece, k) => [k === 0 ? String(b) : `${b}:${k + 1}`, piece]));
@@ -321,13 +322,3 @@ export const heldTwin = {
     );
   },
 };
-
-/** Bytes of `text` in UTF-8, as Lua's `#` counts them. */
-function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) bytes += c >= 0x800 && !(c >= 0xd800 && c <= 0xdfff) ? 2 : 1;
-  }
-  return bytes;
-}
