@@ -29,7 +29,7 @@ import { uniqueJobs } from "../src/features/mod.ts";
 import { DeadSet } from "../src/api/mod.ts";
 import { BatchSet } from "../src/features/batches/mod.ts";
 import type { Batch } from "../src/features/batches/mod.ts";
-import { BATCH_OUTCOME, outcomeItem } from "../src/features/batches/outcome_script.ts";
+import { BATCH_OUTCOME, type ChainKeys, chainKeys, outcomeItem } from "../src/features/batches/outcome_script.ts";
 import { frameWrites } from "../src/server/frame_writes.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
@@ -89,6 +89,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     /** Jobs defined per test (reopen and nesting need the client). */
     let extra: ReturnType<typeof defineJob>[] = [];
 
+    /** Each batch's keys, made once as a worker does (items of one batch then share them in a call). */
+    const chains = new Map<string, ChainKeys>();
+    const chainOf = (bid: string) => chains.get(bid) ?? chains.set(bid, chainKeys(client.keys, bid)).get(bid)!;
+    const queueLists = new Map<string, string[]>();
     /** A job's success in its batch, as the worker's outcome hook makes it. */
     const success = (bid: string, jid: string, queues = ["default"]) =>
       outcomeItem(client.keys, {
@@ -101,8 +105,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         info: "",
         result: "",
         now: Date.now(),
-        queues,
-      });
+        queues: queueLists.get(queues.join()) ?? queueLists.set(queues.join(), queues).get(queues.join())!,
+      }, chainOf(bid));
 
     /** Drains and polls until nothing is left to run. */
     async function settle(rounds = 20): Promise<void> {
@@ -255,6 +259,23 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await settle();
       assert.equal(log.filter((l) => l === "success s").length, 1);
       assert.equal((await batch.status())?.total, 2);
+    });
+
+    it("successes of one batch finishing together travel as one run of members, each counted once", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["run"]] } });
+      let jids: (string | null)[] = [];
+      await batch.add(async (b) => void (jids = await b.pushBulk(Work, [["a"], ["b"], ["c"], ["d"]])));
+      const items = jids.map((jid) => success(batch.bid, jid!));
+      // The last job's success twice, as a job run again after a lost ack: it counts once.
+      const [keys, args] = frameWrites([...items, items[3]]);
+      // The first names the keys with its head and its jid; the other four are one run: their jids in one arg.
+      assert.deepEqual(args.slice(-4), [jids[0], -1, -4, [jids[1], jids[2], jids[3], jids[3]].join("\n")]);
+      await redis.script(BATCH_OUTCOME, keys, args);
+      const status = await batch.status();
+      assert.equal(status?.pending, 0, "every member of the run counts as done");
+      assert.equal(status?.total, 4);
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      assert.equal(queued.filter((raw) => raw.includes('"run"')).length, 1, "and the success callback was pushed once");
     });
 
     it("complete fires once every job ran (a failure included); success after its retry succeeds", async () => {

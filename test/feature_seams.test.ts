@@ -53,6 +53,23 @@ function guarding(name: string, fragment: GuardFragment, keys: string[] = []): F
   return { name, client: (_payload, ctx, next) => (ctx.guard?.({ fragment, keys, args: [] }), next()) };
 }
 
+/** Coalesced writes' frames (see `frameWrites`): each one's number of keys, how many writes it carries, and their args. */
+function framesOf(argv: readonly unknown[]): { nk: number; writes: number; args: string[] }[] {
+  const frames: { nk: number; writes: number; args: string[] }[] = [];
+  for (let a = 0; a < argv.length;) {
+    const nk = Number(argv[a]);
+    const na = Number(argv[a + 1]);
+    if (na < 0) {
+      frames.push({ nk, writes: -na, args: String(argv[a + 2]).split("\n") });
+      a += 3;
+    } else {
+      frames.push({ nk, writes: 1, args: argv.slice(a + 2, a + 2 + na).map(String) });
+      a += 2 + na;
+    }
+  }
+  return frames;
+}
+
 const Sync = defineJob({ name: "Sync", unique: { for: 60 }, perform(_ctx, _id: number) {} });
 
 eachTarget("feature seams", (t) => {
@@ -293,22 +310,34 @@ eachTarget("feature seams", (t) => {
   it("coalescing outcome writes: jobs finishing together share calls, shared keys go once, a failed call is retried per write", async () => {
     const calls: { items: number; keys: number; shared: number }[] = [];
     let failCalls = 1;
-    // Framed: per write its number of keys (-n: write n's keys), args; each write INCRs its counter once per jid.
+    // Framed: per write its number of keys (-n: write n's keys), args (-m: a run of m jids in one arg, joined by
+    // newlines); each write INCRs its counter once per jid.
     const TALLY = defineScript<unknown>({
       name: "tally",
       idempotent: true,
       keys: ["...per write: counter, seen set"],
-      argv: ["...per write: #keys, #args, jid"],
+      argv: ["...per write: #keys, #args or -m, jid or m jids joined by newlines"],
       lua: `
 local a, next_key, placed, n = 1, 1, {}, 0
+local function tally(kb, jid)
+  if redis.call("SADD", KEYS[kb + 1], jid) == 1 then redis.call("INCR", KEYS[kb]) end
+end
 while a <= #ARGV do
   local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   local kb = next_key
-  n = n + 1
   if nk < 0 then kb = placed[-nk] else next_key = next_key + nk end
-  placed[n] = kb
-  if redis.call("SADD", KEYS[kb + 1], ARGV[a + 2]) == 1 then redis.call("INCR", KEYS[kb]) end
-  a = a + 2 + na
+  if na < 0 then
+    for jid in string.gmatch(ARGV[a + 2], "[^\\n]+") do
+      n = n + 1
+      tally(kb, jid)
+    end
+    a = a + 3
+  else
+    n = n + 1
+    placed[n] = kb
+    tally(kb, ARGV[a + 2])
+    a = a + 2 + na
+  end
 end
 return 1`,
       twin(redis, keys, argv) {
@@ -316,11 +345,14 @@ return 1`,
         let nextKey = 0;
         for (let a = 0; a < argv.length;) {
           const nk = Number(argv[a]);
+          const na = Number(argv[a + 1]);
           const kb = nk < 0 ? placed[-nk - 1] : nextKey;
           if (nk >= 0) nextKey += nk;
-          placed.push(kb);
-          if (redis.call("SADD", keys[kb + 1], argv[a + 2]) === 1) redis.call("INCR", keys[kb]);
-          a += 2 + Number(argv[a + 1]);
+          for (const jid of na < 0 ? argv[a + 2].split("\n") : [argv[a + 2]]) {
+            placed.push(kb);
+            if (redis.call("SADD", keys[kb + 1], jid) === 1) redis.call("INCR", keys[kb]);
+          }
+          a += na < 0 ? 3 : 2 + na;
         }
         return 1;
       },
@@ -330,9 +362,12 @@ return 1`,
         if (prop === "script") {
           return (s: { name: string }, k: string[], a: unknown[]) => {
             if (s.name !== "tally") return target.script(s as never, k, a as never);
-            const frames: number[] = [];
-            for (let i = 0; i < a.length; i += 2 + Number(a[i + 1])) frames.push(Number(a[i]));
-            calls.push({ items: frames.length, keys: k.length, shared: frames.filter((nk) => nk < 0).length });
+            const frames = framesOf(a);
+            calls.push({
+              items: frames.reduce((n, f) => n + f.writes, 0),
+              keys: k.length,
+              shared: frames.reduce((n, f) => n + (f.nk < 0 ? f.writes : 0), 0),
+            });
             return failCalls-- > 0
               ? Promise.reject(new TransportError("connection", "Connection is closed.", { maybeApplied: true }))
               : target.script(s as never, k, a as never);
@@ -376,15 +411,17 @@ return 1`,
       keys: ["...per write: its key"],
       argv: ["...per write: #keys, #args, value"],
       lua: `
-local a, k = 1, 1
+local a = 1
 while a <= #ARGV do
-  if tonumber(ARGV[a]) > 0 then k = k + 1 end
-  redis.call("SET", "note:" .. ARGV[a + 2], 1)
-  a = a + 2 + tonumber(ARGV[a + 1])
+  local na = tonumber(ARGV[a + 1])
+  for value in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("SET", "note:" .. value, 1) end
+  a = a + (na < 0 and 3 or 2 + na)
 end
 return 1`,
       twin(redis, _keys, argv) {
-        for (let a = 0; a < argv.length; a += 2 + Number(argv[a + 1])) redis.call("SET", `note:${argv[a + 2]}`, 1);
+        for (const frame of framesOf(argv)) {
+          for (const value of frame.args) redis.call("SET", `note:${value}`, 1);
+        }
         return 1;
       },
     });
@@ -392,11 +429,7 @@ return 1`,
       get(target, prop, receiver) {
         if (prop === "script") {
           return (s: { name: string }, k: string[], a: unknown[]) => {
-            if (s.name === "note") {
-              let items = 0;
-              for (let i = 0; i < a.length; i += 2 + Number(a[i + 1])) items++;
-              sizes.push(items);
-            }
+            if (s.name === "note") sizes.push(framesOf(a).reduce((n, f) => n + f.writes, 0));
             return target.script(s as never, k, a as never);
           };
         }

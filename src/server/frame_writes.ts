@@ -22,6 +22,13 @@ export interface FramedWrite {
  * earlier write's place in the call (from 1). Where the keys are sent, the
  * head comes first among the write's args and is counted in them.
  *
+ * A run of such later writes in a row that name the same keys and have one
+ * arg each, a non-empty string without a newline (a batch job's plain
+ * success: its jid), is framed as one: `-n`, minus the number of writes,
+ * and their args joined by newlines. Each write then costs one short
+ * string in the call, not three args: a client pays per arg to frame a
+ * command, and Redis to make each into a Lua string.
+ *
  * @example
  * ```ts
  * const [keys, args] = frameWrites([{ keys: ["a"], head: ["h"], args: [1] }, { keys: same, args: [2] }]);
@@ -35,18 +42,34 @@ export function frameWrites(writes: readonly FramedWrite[]): [string[], RedisArg
   for (let i = 0; i < writes.length; i++) {
     const write = writes[i];
     const earlier = placed.get(write.keys);
-    if (earlier !== undefined) {
-      args.push(-earlier, write.args.length);
-    } else {
+    if (earlier === undefined) {
       placed.set(write.keys, i + 1);
       for (const key of write.keys) keys.push(key);
       const head = write.head ?? NO_HEAD;
       args.push(write.keys.length, head.length + write.args.length);
       for (const arg of head) args.push(arg);
+      for (const arg of write.args) args.push(arg);
+      continue;
     }
+    let end = i;
+    while (end < writes.length && writes[end].keys === write.keys && packable(writes[end].args)) end++;
+    if (end - i > 1) {
+      let joined = writes[i].args[0] as string;
+      for (let j = i + 1; j < end; j++) joined += "\n" + (writes[j].args[0] as string);
+      args.push(-earlier, i - end, joined);
+      i = end - 1;
+      continue;
+    }
+    args.push(-earlier, write.args.length);
     for (const arg of write.args) args.push(arg);
   }
   return [keys, args];
+}
+
+/** Whether a write's args may join a run: one non-empty string without a newline. */
+function packable(args: readonly RedisArg[]): boolean {
+  const arg = args[0];
+  return args.length === 1 && typeof arg === "string" && arg !== "" && !arg.includes("\n");
 }
 
 const NO_HEAD: readonly RedisArg[] = [];

@@ -9,9 +9,9 @@
 import type { Logger } from "../logger.ts";
 import type { BusyUnit, Feeder } from "./feeder.ts";
 import type { Fetcher } from "./fetcher.ts";
-import { type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
+import { type PendingOutcome, type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
-import { Settler } from "./settler.ts";
+import { Settler, type UnitOutcome } from "./settler.ts";
 
 export type { BusyUnit } from "./feeder.ts";
 
@@ -214,25 +214,24 @@ export class Manager {
       if (!unit) settler.flush();
       unit ??= await feeder.next();
       if (!unit) break;
-      if (!overlap) {
-        // #process inline: an async call fewer per job on the hot path (its frame and promise were ~0.7 KB of
-        // garbage per job in a sampling heap profile of a no-op drain).
-        const started = performance.now();
-        try {
-          if (unit.recovered) await feeder.begin(unit);
-          const outcome = await processUnit(deps, unit, { control: feeder.control(unit) });
+      const started = performance.now();
+      let pending: PendingOutcome | undefined;
+      try {
+        if (unit.recovered) await feeder.begin(unit);
+        const outcome = await processUnit(deps, unit, { control: feeder.control(unit), defer: overlap });
+        if (typeof outcome === "string") {
           const finishing = feeder.finish(unit, outcome, performance.now() - started);
           if (finishing) await finishing;
-        } catch (error) {
-          await this.#failed(unit, error, started);
-        }
+        } else pending = outcome;
+      } catch (error) {
+        await this.#failed(unit, error, started);
+      }
+      if (!pending) {
         if (this.#settled.length) this.#checkSettled();
         continue;
       }
-      let over!: () => void;
-      const performed = new Promise<void>((resolve) => (over = resolve));
-      writing.push(this.#process(deps, unit, over));
-      await performed;
+      feeder.ran(unit, performance.now() - started);
+      writing.push(this.#written(unit, pending.written, started));
       // Writes of jobs finishing together share a call, so a few in flight per slot make each call carry more.
       while (writing.length > WRITES_PER_SLOT) {
         settler.flush();
@@ -243,26 +242,12 @@ export class Manager {
     await Promise.all(writing);
   }
 
-  /**
-   * One unit, from its start to its outcome handed to the feeder (the
-   * overlapping path; see #processor). `over` lets the slot go on: once the
-   * job's perform is over, or the unit ended without one.
-   */
-  async #process(deps: ProcessorDeps, unit: UnitOfWork, over: () => void): Promise<void> {
-    const feeder = this.#options.feeder;
-    const started = performance.now();
-    const ran = () => {
-      feeder.ran(unit, performance.now() - started);
-      over();
-    };
+  /** A unit whose outcome is being written (the overlapping path; see #processor), handed to the feeder once it is. */
+  async #written(unit: UnitOfWork, written: Promise<UnitOutcome>, started: number): Promise<void> {
     try {
-      if (unit.recovered) await feeder.begin(unit);
-      const outcome = await processUnit(deps, unit, { control: feeder.control(unit), ran });
-      over();
-      const finishing = feeder.finish(unit, outcome, performance.now() - started);
+      const finishing = this.#options.feeder.finish(unit, await written, performance.now() - started);
       if (finishing) await finishing;
     } catch (error) {
-      over();
       await this.#failed(unit, error, started);
     }
     if (this.#settled.length) this.#checkSettled();

@@ -137,22 +137,30 @@ export type SharedDeps = Omit<ProcessorDeps, "signal" | "stopping" | "tools" | "
   deathHandlers: readonly DeathHandler[];
 };
 
-/** How one unit is run: its control (per-job stop), and who to tell once `perform` is over. */
+/** How one unit is run: its control (per-job stop), and whether its writes may outlast the call. */
 export interface UnitRun {
   readonly control?: JobControl;
   /**
-   * Called when `perform` has returned or thrown and only the outcome's
-   * writes remain (a failure's retry entry, features' outcome writes): the
-   * slot may start its next job meanwhile, so a write's round trip is not a
-   * slot's idle time. Not called for a job that never ran.
+   * Resolve as soon as `perform` has returned or thrown and only the
+   * outcome's writes remain (a failure's retry entry, features' outcome
+   * writes), to a {@link PendingOutcome}: the slot may start its next job
+   * meanwhile, so a write's round trip is not a slot's idle time. A job that
+   * never ran, or whose outcome needs no write, resolves as without it.
    */
-  readonly ran?: () => void;
+  readonly defer?: boolean;
+}
+
+/** A job whose `perform` is over and whose outcome is still being written (see `UnitRun.defer`). */
+export interface PendingOutcome {
+  readonly written: Promise<UnitOutcome>;
 }
 
 /**
  * Processes one unit. Resolves to `"ack"` when its outcome is durable,
  * `"requeue"` when hard shutdown (or the job itself) put it back, or
  * `"abandon"` when its outcome could not be written before hard shutdown.
+ * With `run.defer`, a job whose outcome is still being written once its
+ * `perform` is over resolves to a {@link PendingOutcome} instead.
  *
  * @example
  * ```ts
@@ -160,7 +168,17 @@ export interface UnitRun {
  * if (outcome === "ack") fetcher.ack(unit);
  * ```
  */
-export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork, run: UnitRun = {}): Promise<UnitOutcome> {
+export function processUnit(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  run?: UnitRun & { defer?: false },
+): Promise<UnitOutcome>;
+export function processUnit(deps: ProcessorDeps, unit: UnitOfWork, run: UnitRun): Promise<UnitOutcome | PendingOutcome>;
+export async function processUnit(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  run: UnitRun = {},
+): Promise<UnitOutcome | PendingOutcome> {
   const control = run.control;
   let payload: JobPayload;
   try {
@@ -213,21 +231,22 @@ export async function processUnit(deps: ProcessorDeps, unit: UnitOfWork, run: Un
       : perform;
     result = await (deps.currentJob ? runInJob(ctx, withMiddleware) : withMiddleware());
   } catch (error) {
-    run.ran?.();
-    return ended(deps, unit, {
+    const ending = ended(deps, unit, {
       job,
       payload: asReceived(payload, received),
       ctx,
       error,
       ms: performance.now() - started,
     });
+    return run.defer ? { written: ending } : ending;
   }
   deps.stats.processed++;
   const ms = performance.now() - started;
   if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(ms) });
   if (deps.observers.length === 0) return "ack";
-  run.ran?.();
-  return finish(deps, unit, { kind: "succeeded", queue: unit.queue, payload, ms, result });
+  const done = finish(deps, unit, { kind: "succeeded", queue: unit.queue, payload, ms, result });
+  // An object, not the promise itself: an async function would wait for a promise it returns.
+  return run.defer && typeof done !== "string" ? { written: done } : done;
 }
 
 /** The payload with the arguments it was received with (when a receive hook replaced them). */

@@ -79,26 +79,26 @@ export function outcomeItem(
   item: OutcomeItem,
   chain: ChainKeys = chainKeys(k, item.bid),
 ): { keys: readonly string[]; head: readonly RedisArg[]; args: RedisArg[] } {
-  const { keys, head } = placeFor(k, chain, item.queues);
-  const args: RedisArg[] = [
-    item.op,
-    item.now,
-    item.member,
-    item.kind,
-    item.level,
-    item.callback,
-    item.info,
-    item.result,
-  ];
-  // Trailing defaults are left out: most items are a plain success, four args.
+  const placed = placeFor(k, chain, item.queues);
+  // The head's time is the call's: a call carries one burst of work, its items' times within it.
+  const head = [item.now, ...placed.head];
+  if (
+    item.op === "job" && item.kind === "ok" && item.level === 1 && item.callback === "" && item.info === "" &&
+    item.result === ""
+  ) {
+    // The common item, a plain success, is its member alone (and joins a run of them: see frameWrites).
+    return { keys: placed.keys, head, args: [item.member] };
+  }
+  const args: RedisArg[] = [item.op, item.member, item.kind, item.level, item.callback, item.info, item.result];
+  // Trailing defaults are left out.
   let n = args.length;
-  while (n > 4 && args[n - 1] === ITEM_DEFAULTS[n - 1]) n--;
+  while (n > 3 && args[n - 1] === ITEM_DEFAULTS[n - 1]) n--;
   args.length = n;
-  return { keys, head, args };
+  return { keys: placed.keys, head, args };
 }
 
-/** What an item's args from the fifth on are when left out: level 1, no callback, failure or result. */
-const ITEM_DEFAULTS: readonly RedisArg[] = ["", 0, "", "", 1, "", "", ""];
+/** What an item's args from the fourth on are when left out: level 1, no callback, failure or result. */
+const ITEM_DEFAULTS: readonly RedisArg[] = ["", "", "", 1, "", "", ""];
 
 /**
  * An item's KEYS and head: made once per chain and queue list and shared by
@@ -127,12 +127,15 @@ const placements = new WeakMap<
  * KEYS, per placed item: per level (the batch, then each ancestor): its
  * hash, members, failures, results; then `queues`, `schedule`, `dead`;
  * then one queue key per callback queue named in its head.
- * ARGV: per item, framed by the settler: number of keys (`-n`: the keys and
- * head of item n of this call, sent once), number of args, then (where the
- * keys are sent) the head: L, L batch ids, number of queues, the queue
- * names; then op, now (ms), member, kind, and, where not their defaults,
+ * ARGV: per item, framed by the settler (`frameWrites`): number of keys
+ * (`-n`: the keys and head of item n of this call, sent once), number of
+ * args, then (where the keys are sent) the head: now (ms), L, L batch ids,
+ * number of queues, the queue names; then either the member alone (a job's
+ * success at level 1) or op, member, kind and, where not their defaults,
  * member level (1), callback event (`""`), failure JSON (a seal: a flow's
- * children in order; `""`), result JSON (`""`).
+ * children in order; `""`), result JSON (`""`). A negative number of args
+ * (-m) frames a run of m successes of the keys of item n: their members in
+ * one arg, joined by newlines.
  * Reply: 1. Applies once per item (every change is a guarded state move).
  */
 export const BATCH_OUTCOME = defineScript<number>({
@@ -142,7 +145,7 @@ export const BATCH_OUTCOME = defineScript<number>({
     "...per placed item: (per level: batch, members, failed, results), queues, schedule, dead, ...callback queues",
   ],
   argv: [
-    "...per item: #keys or -n, #args, [L, ...bids, #queues, ...queues], op, now, member, kind, [level, callback, info, result]",
+    "...per item: #keys or -n, #args or -m, [now, L, ...bids, #queues, ...queues], member | op, member, kind, [level, callback, info, result] | m members joined by newlines",
   ],
   lua: COUNTING_LUA + `
 local function apply_item(c, op, member, kind, level, callback, info, result)
@@ -173,37 +176,50 @@ while a <= #ARGV do
   local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   local x, e = a + 2, a + 2 + na
   local c
-  if nk < 0 then
+  if na < 0 then
+    -- A run of successes of item -nk's keys (see frameWrites): n counts each as an item.
     c = placed[-nk]
-  else
-    local kb = next_key
-    next_key = next_key + nk
-    local L = tonumber(ARGV[x])
-    local s = kb + L * 4
-    c = contexts[KEYS[kb]]
-    if not c or c.L ~= L then
-      c = {L = L, k = {}, bids = {}, qk = {}, queues = KEYS[s], schedule = KEYS[s + 1], dead = KEYS[s + 2]}
-      for lv = 1, L do
-        local b = kb + (lv - 1) * 4
-        c.k[lv] = {meta = KEYS[b], jobs = KEYS[b + 1], failed = KEYS[b + 2], results = KEYS[b + 3]}
-        c.bids[lv] = ARGV[x + lv]
-      end
-      contexts[KEYS[kb]] = c
-      made[#made + 1] = c
+    for member in string.gmatch(ARGV[x], "[^\\n]+") do
+      n = n + 1
+      attempt(pcall(apply_item, c, "job", member, "ok", 1, "", "", ""))
     end
-    local nq = tonumber(ARGV[x + L + 1])
-    for q = 1, nq do c.qk[ARGV[x + L + 1 + q]] = KEYS[s + 2 + q] end
-    x = x + L + 2 + nq
+    e = x + 1
+  else
+    if nk < 0 then
+      c = placed[-nk]
+    else
+      local kb = next_key
+      next_key = next_key + nk
+      local L = tonumber(ARGV[x + 1])
+      local s = kb + L * 4
+      c = contexts[KEYS[kb]]
+      if not c or c.L ~= L then
+        c = {L = L, k = {}, bids = {}, qk = {}, queues = KEYS[s], schedule = KEYS[s + 1], dead = KEYS[s + 2]}
+        for lv = 1, L do
+          local b = kb + (lv - 1) * 4
+          c.k[lv] = {meta = KEYS[b], jobs = KEYS[b + 1], failed = KEYS[b + 2], results = KEYS[b + 3]}
+          c.bids[lv] = ARGV[x + 1 + lv]
+        end
+        contexts[KEYS[kb]] = c
+        made[#made + 1] = c
+      end
+      c.now = tonumber(ARGV[x])
+      local nq = tonumber(ARGV[x + L + 2])
+      for q = 1, nq do c.qk[ARGV[x + L + 2 + q]] = KEYS[s + 2 + q] end
+      x = x + L + 3 + nq
+    end
+    n = n + 1
+    placed[n] = c
+    if e - x == 1 then
+      attempt(pcall(apply_item, c, "job", ARGV[x], "ok", 1, "", "", ""))
+    else
+      local level = x + 3 < e and tonumber(ARGV[x + 3]) or 1
+      local callback = x + 4 < e and ARGV[x + 4] or ""
+      local info = x + 5 < e and ARGV[x + 5] or ""
+      local result = x + 6 < e and ARGV[x + 6] or ""
+      attempt(pcall(apply_item, c, ARGV[x], ARGV[x + 1], ARGV[x + 2], level, callback, info, result))
+    end
   end
-  n = n + 1
-  placed[n] = c
-  c.now = tonumber(ARGV[x + 1])
-  local member, kind = ARGV[x + 2], ARGV[x + 3]
-  local level = x + 4 < e and tonumber(ARGV[x + 4]) or 1
-  local callback = x + 5 < e and ARGV[x + 5] or ""
-  local info = x + 6 < e and ARGV[x + 6] or ""
-  local result = x + 7 < e and ARGV[x + 7] or ""
-  attempt(pcall(apply_item, c, ARGV[x], member, kind, level, callback, info, result))
   a = e
 end
 for _, c in ipairs(made) do attempt(pcall(apply_due, c)) end
@@ -226,46 +242,19 @@ return 1
     const placed: Ctx[] = [];
     let a = 0;
     let nextKey = 0;
-    while (a < argv.length) {
-      const nk = Number(argv[a]);
-      const na = Number(argv[a + 1]);
-      let x = a + 2;
-      const e = x + na;
-      let c: Ctx;
-      if (nk < 0) c = placed[-nk - 1];
-      else {
-        const kb = nextKey;
-        nextKey += nk;
-        const L = Number(argv[x]);
-        const s = kb + L * 4;
-        let known = contexts.get(keys[kb]);
-        if (!known || known.L !== L) {
-          const k: LevelKeys[] = [];
-          const bids: string[] = [];
-          for (let lv = 1; lv <= L; lv++) {
-            const b = kb + (lv - 1) * 4;
-            k[lv] = { meta: keys[b], jobs: keys[b + 1], failed: keys[b + 2], results: keys[b + 3] };
-            bids[lv] = argv[x + lv];
-          }
-          known = { L, now: 0, k, bids, queues: keys[s], schedule: keys[s + 1], dead: keys[s + 2], qk: new Map() };
-          contexts.set(keys[kb], known);
-          made.push(known);
-        }
-        c = known;
-        const nq = Number(argv[x + L + 1]);
-        for (let q = 1; q <= nq; q++) c.qk.set(argv[x + L + 1 + q], keys[s + 2 + q]);
-        x += L + 2 + nq;
-      }
-      placed.push(c);
-      c.now = Number(argv[x + 1]);
-      const [member, kind] = [argv[x + 2], argv[x + 3]];
-      const level = x + 4 < e ? Number(argv[x + 4]) : 1;
-      const callback = x + 5 < e ? argv[x + 5] : "";
-      const info = x + 6 < e ? argv[x + 6] : "";
-      const result = x + 7 < e ? argv[x + 7] : "";
-      const meta = c.k[1].meta;
+    const apply = (
+      c: Ctx,
+      op: string,
+      member: string,
+      kind: string,
+      level: number,
+      callback = "",
+      info = "",
+      result = "",
+    ) =>
       attempt(() => {
-        if (argv[x] === "seal") {
+        const meta = c.k[1].meta;
+        if (op === "seal") {
           if (info !== "" && redis.call("EXISTS", meta) === 1) redis.call("HSET", meta, "order", info);
           const [state, count] = model.mark(c, 1, member, "2");
           if (state !== null) model.check(c, 1, count as number | undefined);
@@ -276,6 +265,61 @@ return 1
           if (level > 0 && level <= c.L) model.jobOutcome(c, level, member, kind, info, result);
         }
       });
+    while (a < argv.length) {
+      const nk = Number(argv[a]);
+      const na = Number(argv[a + 1]);
+      let x = a + 2;
+      if (na < 0) {
+        // A run of successes of item -nk's keys (see frameWrites).
+        const c = placed[-nk - 1];
+        for (const member of argv[x].split("\n")) {
+          placed.push(c);
+          apply(c, "job", member, "ok", 1);
+        }
+        a = x + 1;
+        continue;
+      }
+      const e = x + na;
+      let c: Ctx;
+      if (nk < 0) c = placed[-nk - 1];
+      else {
+        const kb = nextKey;
+        nextKey += nk;
+        const L = Number(argv[x + 1]);
+        const s = kb + L * 4;
+        let known = contexts.get(keys[kb]);
+        if (!known || known.L !== L) {
+          const k: LevelKeys[] = [];
+          const bids: string[] = [];
+          for (let lv = 1; lv <= L; lv++) {
+            const b = kb + (lv - 1) * 4;
+            k[lv] = { meta: keys[b], jobs: keys[b + 1], failed: keys[b + 2], results: keys[b + 3] };
+            bids[lv] = argv[x + 1 + lv];
+          }
+          known = { L, now: 0, k, bids, queues: keys[s], schedule: keys[s + 1], dead: keys[s + 2], qk: new Map() };
+          contexts.set(keys[kb], known);
+          made.push(known);
+        }
+        c = known;
+        c.now = Number(argv[x]);
+        const nq = Number(argv[x + L + 2]);
+        for (let q = 1; q <= nq; q++) c.qk.set(argv[x + L + 2 + q], keys[s + 2 + q]);
+        x += L + 3 + nq;
+      }
+      placed.push(c);
+      if (e - x === 1) apply(c, "job", argv[x], "ok", 1);
+      else {
+        apply(
+          c,
+          argv[x],
+          argv[x + 1],
+          argv[x + 2],
+          x + 3 < e ? Number(argv[x + 3]) : 1,
+          x + 4 < e ? argv[x + 4] : "",
+          x + 5 < e ? argv[x + 5] : "",
+          x + 6 < e ? argv[x + 6] : "",
+        );
+      }
       a = e;
     }
     for (const c of made) attempt(() => model.applyDue(c));
