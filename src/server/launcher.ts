@@ -8,6 +8,7 @@
 import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { keysFor } from "../keys.ts";
+import type { JobPayload } from "../payload.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
@@ -114,8 +115,8 @@ export function createWorker(options: WorkerOptions): Worker {
       list: () =>
         managers.flatMap((m) =>
           [...m.busy.values()].map((b) => {
-            const { jid, class: className } = peek(b.unit.raw);
-            return { jid, queue: b.unit.queue, className, startedAt: b.startedAt };
+            const { jid, class: className, payload } = peek(b.unit.raw);
+            return { jid, queue: b.unit.queue, className, startedAt: b.startedAt, payload };
           })
         ),
       stop(jid, reason) {
@@ -433,12 +434,17 @@ async function checkEviction(transport: Transport, logger: Logger): Promise<void
   }
 }
 
-/** A raw job's jid and class, or `?` for what cannot be read. */
-function peek(raw: string): { jid: string; class: string } {
+/** A raw job's jid and class, or `?` for what cannot be read, and the payload where it is an object. */
+function peek(raw: string): { jid: string; class: string; payload: Readonly<JobPayload> | undefined } {
   try {
-    const { jid, class: cls } = JSON.parse(raw);
-    return { jid: typeof jid === "string" ? jid : "?", class: typeof cls === "string" ? cls : "?" };
+    const payload = JSON.parse(raw);
+    const { jid, class: cls } = payload ?? {};
+    return {
+      jid: typeof jid === "string" ? jid : "?",
+      class: typeof cls === "string" ? cls : "?",
+      payload: typeof payload === "object" && payload !== null && !Array.isArray(payload) ? payload : undefined,
+    };
   } catch {
-    return { jid: "?", class: "?" };
+    return { jid: "?", class: "?", payload: undefined };
   }
 }

@@ -116,6 +116,8 @@ export interface RunningJobInfo {
   readonly className: string;
   /** Epoch ms when it started. */
   readonly startedAt: number;
+  /** The job as fetched (undefined where its text is not a JSON object). */
+  readonly payload: Readonly<JobPayload> | undefined;
 }
 
 /** The jobs running in a worker, for a feature that acts on them (cancel, say). */

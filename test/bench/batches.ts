@@ -19,6 +19,9 @@
  *
  *   npx tsx test/bench/batches.ts [--jobs 100000] [--parents 10000] [--children 10] [--only drain,register,flow]
  *
+ * `npm run bench -- --only batches` runs the drains and the flows as rows
+ * of the main bench (`batches-scenario.ts`), in its run.
+ *
  * Prints one JSON line per figure, then a summary table.
  */
 import { spawn } from "node:child_process";
@@ -33,7 +36,14 @@ const a = args();
 const self = fileURLToPath(import.meta.url);
 
 if (a.figure) {
-  const figures: Record<string, () => Promise<Record<string, unknown>>> = { drain, register, flow };
+  const figures: Record<string, () => Promise<Record<string, unknown>>> = {
+    drain,
+    register,
+    flow,
+    // One drain as a row of `npm run bench -- --only batches` (see batches-scenario.ts).
+    plain: () => drainRow(false),
+    batch: () => drainRow(true),
+  };
   figures[a.figure]().then(
     (result) => {
       process.stdout.write(JSON.stringify(result) + "\n");
@@ -134,6 +144,20 @@ async function drain(): Promise<Record<string, unknown>> {
     },
     redisUsecPerJob: { plain: plain.redisUsecPerJob, batch: batch.redisUsecPerJob },
     pushCommandsPer1000: { plain: plain.pushCommands * 1000 / jobs, batch: batch.pushCommands * 1000 / jobs },
+  };
+}
+
+/** One drain (plain or in one batch) as a bench row. */
+async function drainRow(inBatch: boolean): Promise<Record<string, unknown>> {
+  const jobs = Number(a.jobs ?? 100_000);
+  const result = await drainOnce(jobs, inBatch, Number(a.concurrency ?? 10));
+  return {
+    figure: `drain ${jobs} jobs ${inBatch ? "in one batch" : "(no batch)"}`,
+    jobs,
+    jobsPerSec: result.jobsPerSec,
+    roundTripsPerJob: result.commandsPerJob,
+    serverCommandsPerJob: result.serverCommandsPerJob,
+    redisUsecPerJob: result.redisUsecPerJob,
   };
 }
 

@@ -5,7 +5,7 @@
  *   npm run bench                      # everything, 100k jobs (~15 min on 2 cores)
  *   npm run bench -- --quick           # 10k jobs, fewer variants (~2 min)
  *   npm run bench -- --jobs 50000
- *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost (comma-separated)
+ *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost, limits, batches (comma-separated)
  *   npm run bench -- --baseline f10e190  # also run that commit's edgekiq in the drain scenarios
  *   npm run bench -- --scaling         # the scaling curves instead (scaling.ts: its flags and sizes)
  *
@@ -25,6 +25,7 @@ import { checkTargets } from "./targets.ts";
 import { fleet } from "./fleet.ts";
 import { redisCost } from "./redis-cost.ts";
 import { limits } from "./limits-scenario.ts";
+import { batches } from "./batches-scenario.ts";
 import { renderScaling, runScaling, SCALING_SCRIPTS, scalingOptions } from "./scaling.ts";
 import type { ScalingOptions } from "./scaling-scenarios.ts";
 
@@ -71,6 +72,7 @@ const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> 
   { id: "fleet", run: fleet },
   { id: "redis-cost", run: redisCost },
   { id: "limits", run: limits },
+  { id: "batches", run: batches },
 ];
 
 function versionOf(pkg: string): string | undefined {
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
       "edgekiq-promote.ts",
       "edgekiq-fleet.ts",
       "edgekiq-limits.ts",
+      "batches.ts",
     ],
   );
   const redis = await startRedis();

@@ -172,5 +172,33 @@ export function checkTargets(sections: Section[]): TargetCheck[] {
       `${fmt(speedup, 1)}x (${fmt(prE?.jobsPerSec)} vs ${fmt(prB?.jobsPerSec)} jobs/s${vsRuby})`,
     ),
   );
+  // Issue 27: a batch job's cost beside a plain one, and flows beside BullMQ's FlowProducer.
+  for (const c of [10, 100]) {
+    const at = (what: string) => (r: Row) => r.family === "edgekiq" && r.concurrency === c && r.label.includes(what);
+    const plain = ok(find(sections, "batches", at("plain jobs")));
+    const batch = ok(find(sections, "batches", at("one batch")));
+    const r = plain?.jobsPerSec && batch?.jobsPerSec ? batch.jobsPerSec / plain.jobsPerSec : undefined;
+    out.push(check(
+      `batch drain vs plain drain (c=${c})`,
+      ">= 60%",
+      r,
+      0.6,
+      `${fmt(r === undefined ? r : r * 100)}% (${fmt(batch?.jobsPerSec)} vs ${fmt(plain?.jobsPerSec)} jobs/s)`,
+    ));
+    const extra = typeof plain?.roundTripsPerJob === "number" && typeof batch?.roundTripsPerJob === "number"
+      ? batch.roundTripsPerJob - plain.roundTripsPerJob
+      : undefined;
+    out.push(check(`extra commands per batch job (c=${c})`, "<= 1", extra, 1, fmt(extra, 3), true));
+  }
+  const flowE = ok(find(sections, "batches", (r) => r.family === "edgekiq" && r.label.includes("flows")));
+  const flowB = ok(find(sections, "batches", family("bullmq")));
+  const flowRatio = flowE?.jobsPerSec && flowB?.jobsPerSec ? flowE.jobsPerSec / flowB.jobsPerSec : undefined;
+  out.push(check(
+    "flows vs BullMQ FlowProducer",
+    ">= 5x",
+    flowRatio,
+    5,
+    `${fmt(flowRatio, 2)}x (${fmt(flowE?.jobsPerSec)} vs ${fmt(flowB?.jobsPerSec)} jobs/s)`,
+  ));
   return out;
 }

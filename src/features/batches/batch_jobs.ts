@@ -117,8 +117,6 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
   }
   const cache = new InfoCache();
   const runtime: BatchRuntime = { expiresInMs: expiresIn * 1000, cache };
-  /** Batch jobs running here: jid -> the batch they count in (to stop them when it is cancelled). */
-  const running = new Map<string, string>();
 
   const client: ClientMiddleware = Object.assign(
     (payload: JobPayload, ctx: Parameters<ClientMiddleware>[1], next: () => Promise<void>) => {
@@ -181,18 +179,15 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       return (async () => {
         if (load) await cache.load(site.transport, site.keys, bid);
         await cache.refreshCancelled(site.transport, site.keys);
-        admit(payload, bid);
+        admit(bid);
       })();
     }
-    admit(payload, bid);
+    admit(bid);
   };
 
-  /** Lets a batch job run unless its batch was cancelled; notes it as running here (to stop it if it is). */
-  const admit = (payload: JobPayload, bid: string) => {
+  /** Lets a batch job run unless its batch was cancelled (one running when it is is stopped by the beat). */
+  const admit = (bid: string) => {
     if (cache.cancelled(bid)) throw new Discard(`its batch ${bid} was cancelled`);
-    // Jobs put back leave entries only a worker's beat prunes: a drain's are bounded here.
-    if (running.size >= 10_000) running.clear();
-    running.set(payload.jid, bid);
   };
 
   const outcome = (result: JobOutcome, site: JobSite): OutcomeWrite | undefined => {
@@ -218,7 +213,6 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
         info = failureInfo(payload, stored.error, true);
       }
     }
-    running.delete(payload.jid);
     const queues = cache.queues(bid, payload.queue);
     const { keys, head, args } = outcomeItem(site.keys, {
       op: "job",
@@ -252,12 +246,16 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       receive,
       outcome,
       async beat(ctx) {
-        if (running.size === 0 || !ctx.jobs) return;
-        // A job put back (hard shutdown, Interrupt) has no outcome here: forget what no longer runs.
-        const here = new Set(ctx.jobs.list().map((job) => job.jid));
-        for (const jid of running.keys()) if (!here.has(jid)) running.delete(jid);
+        if (!ctx.jobs) return;
+        // The batch jobs running here, read from their payloads at each beat: no per-job bookkeeping.
+        const here: [jid: string, bid: string][] = [];
+        for (const job of ctx.jobs.list()) {
+          const bid = job.payload && batchOf(job.payload, callbackMark(job.payload));
+          if (bid !== undefined) here.push([job.jid, bid]);
+        }
+        if (here.length === 0) return;
         await cache.refreshCancelled(ctx.transport, ctx.keys, true);
-        for (const [jid, bid] of running) {
+        for (const [jid, bid] of here) {
           if (cache.cancelled(bid)) ctx.jobs.stop(jid, `its batch ${bid} was cancelled`);
         }
       },

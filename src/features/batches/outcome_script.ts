@@ -80,8 +80,10 @@ export function outcomeItem(
   chain: ChainKeys = chainKeys(k, item.bid),
 ): { keys: readonly string[]; head: readonly RedisArg[]; args: RedisArg[] } {
   const placed = placeFor(k, chain, item.queues);
-  // The head's time is the call's: a call carries one burst of work, its items' times within it.
-  const head = [item.now, ...placed.head];
+  // The head's time is the call's: a call carries one burst of work, its items' times within it. Items of one
+  // millisecond share one head.
+  if (placed.head[0] !== item.now) placed.head = [item.now, ...placed.head.slice(1)];
+  const head = placed.head;
   if (
     item.op === "job" && item.kind === "ok" && item.level === 1 && item.callback === "" && item.info === "" &&
     item.result === ""
@@ -104,24 +106,24 @@ const ITEM_DEFAULTS: readonly RedisArg[] = ["", "", "", 1, "", "", ""];
  * An item's KEYS and head: made once per chain and queue list and shared by
  * every item that names them (the settler sends a shared pair once per call).
  */
-function placeFor(
-  k: Keys,
-  chain: ChainKeys,
-  queues: readonly string[],
-): { keys: readonly string[]; head: readonly RedisArg[] } {
+function placeFor(k: Keys, chain: ChainKeys, queues: readonly string[]): Placement {
   const kept = placements.get(chain);
   if (kept?.queues === queues) return kept;
   const keys = [...chain.keys, k.queues, k.schedule, k.dead];
   for (const queue of queues) keys.push(k.queue(queue));
-  const placed = { queues, keys, head: [chain.chain.length, ...chain.chain, queues.length, ...queues] };
+  const placed = { queues, keys, head: [0, chain.chain.length, ...chain.chain, queues.length, ...queues] };
   placements.set(chain, placed);
   return placed;
 }
 
-const placements = new WeakMap<
-  ChainKeys,
-  { queues: readonly string[]; keys: readonly string[]; head: readonly RedisArg[] }
->();
+/** A chain's keys for a queue list, and its latest head (the time first). */
+interface Placement {
+  readonly queues: readonly string[];
+  readonly keys: readonly string[];
+  head: readonly RedisArg[];
+}
+
+const placements = new WeakMap<ChainKeys, Placement>();
 
 /**
  * KEYS, per placed item: per level (the batch, then each ancestor): its
