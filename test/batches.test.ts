@@ -31,6 +31,8 @@ import { BatchSet } from "../src/features/batches/mod.ts";
 import type { Batch } from "../src/features/batches/mod.ts";
 import { BATCH_OUTCOME, type ChainKeys, chainKeys, outcomeItem } from "../src/features/batches/outcome_script.ts";
 import { frameWrites } from "../src/server/frame_writes.ts";
+import type { FeatureContext, RunningJobInfo } from "../src/server/worker_feature.ts";
+import type { AnyJob } from "../src/job.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -529,6 +531,38 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       }
       assert.match(log[0], /stopped: its batch .* was cancelled/);
       assert.ok(!log.includes("success s"), "a cancelled batch's callback does not run");
+    });
+
+    it("the beat reads the running jobs only once a batch job was let run here, and stops once none runs", async () => {
+      const fresh = batchJobs();
+      let lists = 0;
+      let running: RunningJobInfo[] = [];
+      const stopped: string[] = [];
+      const ctx = {
+        transport: redis,
+        keys: client.keys,
+        jobs: { list: () => (lists++, running), stop: (jid: string) => (stopped.push(jid), true) },
+      } as unknown as FeatureContext;
+      await fresh.beat!(ctx);
+      assert.equal(lists, 0, "no batch job ran here: the beat reads nothing");
+      const batch = batches.open(client, {});
+      let jids: (string | null)[] = [];
+      await batch.add(async (b) => void (jids = await b.pushBulk(Work, [["x"]])));
+      const payload = { class: "Work", jid: jids[0]!, bid: batch.bid, args: ["x"], queue: "default" } as JobPayload;
+      await fresh.receive!(payload, Work as AnyJob, {
+        transport: redis,
+        keys: client.keys,
+        logger: silentLogger,
+        onError: () => {},
+      });
+      running = [{ jid: payload.jid, queue: "default", className: "Work", startedAt: Date.now(), payload }];
+      await fresh.beat!(ctx);
+      assert.equal(lists, 1, "a batch job runs: the beat reads the running jobs");
+      assert.deepEqual(stopped, [], "and stops none of a batch not cancelled");
+      running = [];
+      await fresh.beat!(ctx);
+      await fresh.beat!(ctx);
+      assert.equal(lists, 2, "once none runs, later beats read nothing again");
     });
 
     it("a unique job and its batch registration are one atomic push: a duplicate is not registered", async () => {

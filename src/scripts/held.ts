@@ -57,6 +57,8 @@ export const SEPARATOR = "\0";
  */
 export const PIECE_BYTES = 7680;
 
+const encoder = new TextEncoder();
+
 /** The held hash's field naming the capsule's queues. */
 export const QUEUES_FIELD = "#queues";
 
@@ -242,7 +244,7 @@ export const heldTwin = {
   },
   /** Twin of Lua `storeBatch`: `jobs[0]` is the queue's name; the pieces split where Lua's do (by UTF-8 bytes). */
   storeBatch(redis: ScriptRedis, held: string, b: string | number, jobs: readonly string[]): string[] {
-    const per = Math.max(1, Math.floor(PIECE_BYTES / (new TextEncoder().encode(jobs[1]).length + 1)));
+    const per = Math.max(1, Math.floor(PIECE_BYTES / (encoder.encode(jobs[1]).length + 1)));
     const pieces: string[] = [];
     for (let from = 0; from < jobs.length; from += per) pieces.push(jobs.slice(from, from + per).join(SEPARATOR));
     redis.call("HSET", held, ...pieces.flatMap((piece, k) => [k === 0 ? String(b) : `${b}:${k + 1}`, piece]));

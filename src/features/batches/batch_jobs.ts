@@ -117,6 +117,8 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
   }
   const cache = new InfoCache();
   const runtime: BatchRuntime = { expiresInMs: expiresIn * 1000, cache };
+  /** A batch job was let run since the beat last found none running: only then does a beat read the running jobs. */
+  let admitted = false;
 
   const client: ClientMiddleware = Object.assign(
     (payload: JobPayload, ctx: Parameters<ClientMiddleware>[1], next: () => Promise<void>) => {
@@ -188,6 +190,7 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
   /** Lets a batch job run unless its batch was cancelled (one running when it is is stopped by the beat). */
   const admit = (bid: string) => {
     if (cache.cancelled(bid)) throw new Discard(`its batch ${bid} was cancelled`);
+    admitted = true;
   };
 
   const outcome = (result: JobOutcome, site: JobSite): OutcomeWrite | undefined => {
@@ -246,14 +249,18 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       receive,
       outcome,
       async beat(ctx) {
-        if (!ctx.jobs) return;
-        // The batch jobs running here, read from their payloads at each beat: no per-job bookkeeping.
+        if (!ctx.jobs || !admitted) return;
+        // The batch jobs running here, read from their payloads (parsed for the beat): no per-job bookkeeping.
         const here: [jid: string, bid: string][] = [];
         for (const job of ctx.jobs.list()) {
           const bid = job.payload && batchOf(job.payload, callbackMark(job.payload));
           if (bid !== undefined) here.push([job.jid, bid]);
         }
-        if (here.length === 0) return;
+        // None: later beats read nothing until a batch job is let run again (set in admit, never lost across this await).
+        if (here.length === 0) {
+          admitted = false;
+          return;
+        }
         await cache.refreshCancelled(ctx.transport, ctx.keys, true);
         for (const [jid, bid] of here) {
           if (cache.cancelled(bid)) ctx.jobs.stop(jid, `its batch ${bid} was cancelled`);
