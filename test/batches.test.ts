@@ -280,6 +280,27 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(queued.filter((raw) => raw.includes('"run"')).length, 1, "and the success callback was pushed once");
     });
 
+    it("a run longer than a thousand members, with one that failed before and one done, counts each once", async () => {
+      const batch = batches.open(client, { callbacks: { success: [Callback, ["long"]] } });
+      const args = Array.from({ length: 1203 }, (_, i): [string] => [`r${i}`]);
+      let jids: string[] = [];
+      await batch.add(async (b) => void (jids = (await b.pushBulk(Work, args)) as string[]));
+      // One member failed once (state 1: a failure to take back) and one succeeded already (state 2: nothing to do).
+      const failure = { ...success(batch.bid, jids[7]), args: ["job", jids[7], "fail", 1, "", '{"class":"E"}'] };
+      await redis.script(BATCH_OUTCOME, ...frameWrites([success(batch.bid, jids[0]), failure]));
+      assert.equal((await batch.status())?.failures, 1);
+      const items = jids.map((jid) => success(batch.bid, jid));
+      const [keys, frame] = frameWrites(items);
+      assert.equal(frame.length, 2 + 5 + 1 + 3, "the head and first member, then one run of the other 1,202");
+      await redis.script(BATCH_OUTCOME, keys, frame);
+      const status = await batch.status();
+      assert.equal(status?.pending, 0);
+      assert.equal(status?.failures, 0, "the member that had failed is no longer a failure");
+      assert.equal(status?.failed.length, 0);
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      assert.equal(queued.filter((raw) => raw.includes('"long"')).length, 1, "the success callback was pushed once");
+    });
+
     it("complete fires once every job ran (a failure included); success after its retry succeeds", async () => {
       failing.set("b", 1);
       const batch = batches.open(client, {

@@ -11,7 +11,7 @@ import type { BusyUnit, Feeder } from "./feeder.ts";
 import type { Fetcher } from "./fetcher.ts";
 import { type PendingOutcome, type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
-import { Settler, type UnitOutcome } from "./settler.ts";
+import { Settler } from "./settler.ts";
 
 export type { BusyUnit } from "./feeder.ts";
 
@@ -43,6 +43,12 @@ export type ManagerState = "new" | "running" | "quiet" | "stopped";
  * counts them).
  */
 const WRITES_PER_SLOT = 16;
+
+/** A slot's units whose outcome is still being written, and its loop waiting for one to be (if it is). */
+interface WritingSlot {
+  count: number;
+  wake: (() => void) | undefined;
+}
 
 /**
  * Runs one capsule's processors.
@@ -206,7 +212,7 @@ export class Manager {
     // `perform` is over, while earlier ones' writes finish (at most
     // WRITES_PER_SLOT per slot): their round trip is not the slot's idle time.
     const overlap = deps.observers.some((f) => f.outcome !== undefined);
-    const writing: Promise<void>[] = [];
+    const writing: WritingSlot = { count: 0, wake: undefined };
     const settler = deps.settler;
     for (;;) {
       // A buffered job is taken without a promise; only an empty buffer waits (sending the writes made so far).
@@ -231,26 +237,42 @@ export class Manager {
         continue;
       }
       feeder.ran(unit, performance.now() - started);
-      writing.push(this.#written(unit, pending.written, started));
+      this.#whenWritten(unit, pending, { writing, started });
       // Writes of jobs finishing together share a call, so a few in flight per slot make each call carry more.
-      while (writing.length > WRITES_PER_SLOT) {
+      while (writing.count > WRITES_PER_SLOT) {
         settler.flush();
-        await writing.shift();
+        await new Promise<void>((wake) => (writing.wake = wake));
       }
     }
     settler.flush();
-    await Promise.all(writing);
+    while (writing.count > 0) await new Promise<void>((wake) => (writing.wake = wake));
   }
 
-  /** A unit whose outcome is being written (the overlapping path; see #processor), handed to the feeder once it is. */
-  async #written(unit: UnitOfWork, written: Promise<UnitOutcome>, started: number): Promise<void> {
-    try {
-      const finishing = this.#options.feeder.finish(unit, await written, performance.now() - started);
-      if (finishing) await finishing;
-    } catch (error) {
-      await this.#failed(unit, error, started);
-    }
-    if (this.#settled.length) this.#checkSettled();
+  /**
+   * Hands a unit whose outcome is being written (the overlapping path; see
+   * #processor) to the feeder once it is, by callback: no promise per job.
+   */
+  #whenWritten(unit: UnitOfWork, pending: PendingOutcome, at: { writing: WritingSlot; started: number }): void {
+    const { writing, started } = at;
+    writing.count++;
+    const over = () => {
+      writing.count--;
+      const wake = writing.wake;
+      writing.wake = undefined;
+      wake?.();
+      if (this.#settled.length) this.#checkSettled();
+    };
+    const failed = (error: unknown) => void this.#failed(unit, error, started).then(over, over);
+    pending.settle((outcome) => {
+      let finishing: Promise<void> | undefined;
+      try {
+        finishing = this.#options.feeder.finish(unit, outcome, performance.now() - started);
+      } catch (error) {
+        return failed(error);
+      }
+      if (finishing) finishing.then(over, failed);
+      else over();
+    }, failed);
   }
 
   /**

@@ -152,7 +152,13 @@ export interface UnitRun {
 
 /** A job whose `perform` is over and whose outcome is still being written (see `UnitRun.defer`). */
 export interface PendingOutcome {
-  readonly written: Promise<UnitOutcome>;
+  /**
+   * Calls `done` with the outcome once it is written, or `failed` if
+   * writing it threw; once, never synchronously. A callback, not a promise:
+   * a batch job's success, the common case, then costs no promise after
+   * `perform` (each one also runs the async hooks while AsyncLocalStorage is on).
+   */
+  settle(done: (outcome: UnitOutcome) => void, failed: (error: unknown) => void): void;
 }
 
 /**
@@ -238,15 +244,58 @@ export async function processUnit(
       error,
       ms: performance.now() - started,
     });
-    return run.defer ? { written: ending } : ending;
+    return run.defer ? pendingOf(ending) : ending;
   }
   deps.stats.processed++;
   const ms = performance.now() - started;
   if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(ms) });
   if (deps.observers.length === 0) return "ack";
-  const done = finish(deps, unit, { kind: "succeeded", queue: unit.queue, payload, ms, result });
-  // An object, not the promise itself: an async function would wait for a promise it returns.
-  return run.defer && typeof done !== "string" ? { written: done } : done;
+  const outcome: JobOutcome = { kind: "succeeded", queue: unit.queue, payload, ms, result };
+  if (!run.defer) return finish(deps, unit, outcome);
+  const writes = observe(deps, outcome);
+  if (!writes) return "ack";
+  if (writes.length > 1 || !writes[0].coalesce) return pendingOf(writeFeatures(deps, unit, writes));
+  return new CoalescedOutcome(deps, unit, writes[0]);
+}
+
+/**
+ * A job whose one outcome write is coalesced with those of other jobs. The
+ * write is queued at once, as `perform` ends, not when its slot asks
+ * (`settle`): jobs finishing side by side then all reach the call a slot
+ * with nothing left to run sends, not only the first.
+ */
+class CoalescedOutcome implements PendingOutcome {
+  #answer: UnitOutcome | Unwritable | undefined;
+  #done: ((outcome: UnitOutcome) => void) | undefined;
+  #failed: ((error: unknown) => void) | undefined;
+  #deps: ProcessorDeps;
+  #unit: UnitOfWork;
+
+  constructor(deps: ProcessorDeps, unit: UnitOfWork, write: OutcomeWrite) {
+    this.#deps = deps;
+    this.#unit = unit;
+    deps.settler.writeCoalesced(write, (answer) => {
+      if (this.#done) this.#tell(answer);
+      else this.#answer = answer;
+    });
+  }
+
+  settle(done: (outcome: UnitOutcome) => void, failed: (error: unknown) => void): void {
+    this.#done = done;
+    this.#failed = failed;
+    // Answered already (the settler never answers synchronously, so not before this turn is over).
+    if (this.#answer !== undefined) queueMicrotask(() => this.#tell(this.#answer!));
+  }
+
+  #tell(answer: UnitOutcome | Unwritable): void {
+    if (typeof answer === "string") this.#done!(answer);
+    else buryUnwritable(this.#deps, this.#unit, FEATURES, answer).then(this.#done, this.#failed);
+  }
+}
+
+/** A pending outcome on a promise (the rarer paths: failures, several writes). */
+function pendingOf(written: Promise<UnitOutcome>): PendingOutcome {
+  return { settle: (done, failed) => void written.then(done, failed) };
 }
 
 /** The payload with the arguments it was received with (when a receive hook replaced them). */
@@ -394,17 +443,28 @@ function finish(
   outcome: JobOutcome,
   entry?: SettleEntry,
 ): UnitOutcome | Promise<UnitOutcome> {
+  const writes = observe(deps, outcome);
+  // A success no feature writes for is acknowledged at once: no promise.
+  if (!writes && !entry) return "ack";
+  // Only features' writes (a batch job's success): no frame of our own around the settler's answer.
+  if (!entry) return writeFeatures(deps, unit, writes!);
+  return written(deps, unit, outcome, writes, entry);
+}
+
+/** Tells the features of an outcome; their writes, if any. */
+function observe(deps: ProcessorDeps, outcome: JobOutcome): OutcomeWrite[] | undefined {
   let writes: OutcomeWrite[] | undefined;
   for (const feature of deps.observers) {
     feature.observe?.(outcome);
     const write = feature.outcome?.(outcome, deps);
     if (write) (writes ??= []).push(write);
   }
-  // A success no feature writes for is acknowledged at once: no promise.
-  if (!writes && !entry) return "ack";
-  // Only features' writes (a batch job's success): no frame of our own around the settler's answer.
-  if (!entry) return deps.settler.writeFeatures(unit, writes!).then((done) => orBury(deps, unit, FEATURES, done));
-  return written(deps, unit, outcome, writes, entry);
+  return writes;
+}
+
+/** Features' writes alone, made durable; an unwritable one buries the job. */
+function writeFeatures(deps: ProcessorDeps, unit: UnitOfWork, writes: OutcomeWrite[]): Promise<UnitOutcome> {
+  return deps.settler.writeFeatures(unit, writes).then((done) => orBury(deps, unit, FEATURES, done));
 }
 
 /** What a failed write of features' outcomes is called where it is reported. */

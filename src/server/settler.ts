@@ -130,6 +130,18 @@ export class Settler {
     return this.#writeAll(unit, writes);
   }
 
+  /**
+   * As {@link Settler.writeFeatures} for one coalescing write, answered by
+   * calling `done` (never synchronously) instead of through a promise: a
+   * batch job's success costs its slot no promise of its own.
+   */
+  writeCoalesced(write: OutcomeWrite, done: (outcome: UnitOutcome | Unwritable) => void): void {
+    let lane = this.#lanes.get(write.script);
+    if (!lane) this.#lanes.set(write.script, lane = { busy: false, waiting: [] });
+    lane.waiting.push({ write, done });
+    this.#burst.note();
+  }
+
   async #writeAll(unit: UnitOfWork, writes: readonly OutcomeWrite[]): Promise<UnitOutcome | Unwritable> {
     const { transport } = this.#options;
     const alone = writes.filter((w) => !w.coalesce);
@@ -149,11 +161,7 @@ export class Settler {
    * meanwhile once the call on its way returns.
    */
   #coalesced(write: OutcomeWrite): Promise<UnitOutcome | Unwritable> {
-    let lane = this.#lanes.get(write.script);
-    if (!lane) this.#lanes.set(write.script, lane = { busy: false, waiting: [] });
-    const promise = new Promise<UnitOutcome | Unwritable>((done) => lane.waiting.push({ write, done }));
-    this.#burst.note();
-    return promise;
+    return new Promise((done) => this.writeCoalesced(write, done));
   }
 
   /**
@@ -179,12 +187,21 @@ export class Settler {
     const outcome = await this.#call(script, sent);
     if (typeof outcome === "object" && sent.length > 1) {
       // A write that can never apply (a key of the wrong type) must not bury the jobs it shared a call with.
-      await Promise.all(sent.map(async (one) => one.done(await this.#call(script, [one]))));
-    } else for (const { done } of sent) done(outcome);
+      await Promise.all(sent.map(async (one) => this.#tell(one.done, await this.#call(script, [one]))));
+    } else for (const { done } of sent) this.#tell(done, outcome);
     lane.busy = false;
     // Writes made while this call was on its way go with those of the jobs its reply lets go on.
     if (lane.waiting.length >= MAX_COALESCED) void this.#flush(script, lane);
     else if (lane.waiting.length) this.#burst.note();
+  }
+
+  /** Tells a write's caller how it went: a caller that throws must not keep the others of its call from hearing. */
+  #tell(done: Waiting["done"], outcome: UnitOutcome | Unwritable): void {
+    try {
+      done(outcome);
+    } catch (error) {
+      this.#options.onError(error, { context: "after writing features' outcome" });
+    }
   }
 
   /** Calls `script` with `sent`, framed, until it applies, hard shutdown, or it never can. */

@@ -173,18 +173,53 @@ local function attempt(ok, err)
   if not ok and not failed then failed = err end
 end
 local contexts, made, placed, n = {}, {}, {}, 0
+-- A run of plain successes (see frameWrites), read with one HMGET and written with one HSET per thousand members:
+-- a command from Lua costs more than its own work. The common member, a job waiting with no flow policy ("0"), is
+-- marked done here and its count change put off (as mark's is) in the same step as its write; any other state takes
+-- apply_item's path. A member named twice counts once.
+local function run_ok(c, members)
+  local jobs = c.k[1].jobs
+  c.due = c.due or {}
+  local list, seen = {}, {}
+  for member in string.gmatch(members, "[^\\n]+") do
+    if not seen[member] then
+      seen[member] = true
+      list[#list + 1] = member
+    end
+  end
+  local others = {}
+  for from = 1, #list, 1000 do
+    local part = {unpack(list, from, math.min(from + 999, #list))}
+    local states = redis.call("HMGET", jobs, unpack(part))
+    local writes, d = {}, 0
+    for i, member in ipairs(part) do
+      local s = states[i]
+      if s == "0" then
+        writes[#writes + 1] = member
+        writes[#writes + 1] = "2"
+        d = d - UNIT - 1
+      elseif s then
+        others[#others + 1] = member
+      end
+    end
+    if #writes > 0 then
+      redis.call("HSET", jobs, unpack(writes))
+      c.due[1] = (c.due[1] or 0) + d
+    end
+  end
+  for _, member in ipairs(others) do attempt(pcall(apply_item, c, "job", member, "ok", 1, "", "", "")) end
+end
 local a, next_key = 1, 1
 while a <= #ARGV do
   local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   local x, e = a + 2, a + 2 + na
   local c
   if na < 0 then
-    -- A run of successes of item -nk's keys (see frameWrites): n counts each as an item.
+    -- A run of successes of item -nk's keys (see frameWrites): n counts each as an item, whatever happens to it
+    -- (a later item's -n names its place).
     c = placed[-nk]
-    for member in string.gmatch(ARGV[x], "[^\\n]+") do
-      n = n + 1
-      attempt(pcall(apply_item, c, "job", member, "ok", 1, "", "", ""))
-    end
+    n = n - na
+    attempt(pcall(run_ok, c, ARGV[x]))
     e = x + 1
   else
     if nk < 0 then
