@@ -14,6 +14,7 @@ import {
   checkRewritten,
   type ClientMiddleware,
   type ClientMiddlewareContext,
+  perPushWork,
   runClientMiddleware,
 } from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
@@ -77,6 +78,9 @@ export interface BulkPushOptions extends Omit<PushOptions, "at"> {
 }
 
 const encoder = new TextEncoder();
+
+/** The guards of a job written without any (shared: never added to). */
+const NO_GUARDS: readonly WriteGuard[] = [];
 
 /** Set by {@link Client}'s static block: {@link moveThroughMiddleware} reaches a client's private chain through it. */
 let moveThrough: (client: Client<object>, payload: JobPayload, job?: AnyJob) => Promise<JobPayload | null>;
@@ -377,11 +381,21 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
     const planned: PlannedJob[] | undefined = this.#buffer ? [] : undefined;
     const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
     const chain = applicableMiddleware(this.#middleware, job, pushOptions);
-    // Without middleware every payload shares its fields but args and jid,
-    // so those are serialised once (bulk pushes spend their time here).
-    const direct = chain.length === 0;
-    const now = direct ? payloadSerializer(fields, { created_at: created, enqueued_at: created }, this.#format) : null;
-    const later = direct ? payloadSerializer(fields, { created_at: created }, this.#format) : null;
+    // Middleware that does the same to every job does it once here (a batch's `bid` and guard).
+    const shared = chain.length === 0 ? undefined : perPushWork(chain, {
+      queue: fields.queue,
+      job,
+      transport: this.#transport,
+      keys: this.#keys,
+      options: pushOptions,
+      className,
+    }, fields);
+    // Without middleware run per job every payload shares its fields but args
+    // and jid, so those are serialised once (bulk pushes spend their time here).
+    const direct = chain.length === 0 || shared !== undefined;
+    const head = shared?.fields ?? fields;
+    const now = direct ? payloadSerializer(head, { created_at: created, enqueued_at: created }, this.#format) : null;
+    const later = direct ? payloadSerializer(head, { created_at: created }, this.#format) : null;
 
     // Validate and serialise every job; nothing touches Redis until all pass.
     for (let i = 0; i < argsList.length; i++) {
@@ -399,13 +413,16 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
       let json: string;
       let queue = fields.queue;
       let jid = jids[i];
-      const guards: WriteGuard[] = [];
-      if (direct) json = (at === undefined ? now! : later!)(args, jid);
-      else {
+      let guards = NO_GUARDS;
+      if (direct) {
+        json = (at === undefined ? now! : later!)(args, jid);
+        if (shared) guards = shared.guards;
+      } else {
+        const own: WriteGuard[] = guards = [];
         const payload = await runClientMiddleware(
           chain,
           { ...fields, args: args as unknown[], jid, created_at: created } as JobPayload,
-          this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => addGuard(guards, g) }),
+          this.#context(fields.queue, job, { options: pushOptions, at, guard: (g) => addGuard(own, g) }),
         );
         if (!payload) {
           written[i] = null;

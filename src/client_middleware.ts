@@ -14,7 +14,8 @@ import { type JobPayload } from "./payload.ts";
 import { describeValue } from "./describe_value.ts";
 import { isQueueName, QUEUE_NAME_RULE } from "./queue_name.ts";
 import type { Transport } from "./transport/transport.ts";
-import type { WriteGuard } from "./write_guard.ts";
+import { addGuard, type WriteGuard } from "./write_guard.ts";
+import { sanitize } from "./sanitize.ts";
 
 /** The options of a push, as middleware sees them (`at`/`in` are resolved into `ctx.at`). */
 export type PushContextOptions = Omit<PushOptions, "at" | "in"> & Readonly<Record<string, unknown>>;
@@ -72,7 +73,70 @@ export type ClientMiddleware =
   & {
     /** Whether this middleware has anything to do for a push of `job` with `options`; default yes. */
     appliesTo?: (job: AnyJob | undefined, options: Readonly<PushContextOptions> | undefined) => boolean;
+    /**
+     * What this middleware does to every job of a push, done once for the
+     * push: fields to add to each payload and a guard to write each through.
+     * When every middleware that applies to a push has it, none runs per
+     * job and the push keeps the fast path of a push without middleware
+     * (shared fields serialised once). It must do just what the middleware
+     * does per job; a throw refuses the push, as the middleware's would.
+     */
+    perPush?: (ctx: PerPushContext) => PerPushWork;
   };
+
+/** What {@link ClientMiddleware.perPush} is told of a push. */
+export type PerPushContext = Omit<ClientMiddlewareContext, "at" | "guard"> & {
+  /** The class name every job of the push carries. */
+  readonly className: string;
+  /** The push's own options. */
+  readonly options: Readonly<PushContextOptions>;
+};
+
+/** What a middleware does to every job of a push (see {@link ClientMiddleware.perPush}). */
+export interface PerPushWork {
+  /** Payload fields to set on each job (as the middleware would: not those the push sets itself, such as `queue`). */
+  readonly fields?: Readonly<Record<string, unknown>>;
+  /** A guard each job is written through. */
+  readonly guard?: WriteGuard;
+}
+
+/**
+ * The work of every middleware in `chain` done once for a push, or
+ * undefined if one of them has to run per job.
+ *
+ * @example
+ * ```ts
+ * const shared = perPushWork(chain, { queue, job, transport, keys, options, className }, fields);
+ * if (shared) writeEachWith(shared.fields, shared.guards);
+ * ```
+ */
+export function perPushWork(
+  chain: readonly ClientMiddleware[],
+  ctx: PerPushContext,
+  fields: Readonly<Record<string, unknown>>,
+): { fields: Record<string, unknown>; guards: WriteGuard[] } | undefined {
+  if (!chain.every((m) => m.perPush)) return undefined;
+  const out = { fields: { ...fields }, guards: [] as WriteGuard[] };
+  for (const middleware of chain) {
+    const work = middleware.perPush!(ctx);
+    for (const [field, value] of Object.entries(work.fields ?? {})) {
+      if (CORE_FIELDS.has(field)) {
+        throw new PayloadError(
+          `Cannot push job ${sanitize(ctx.className, 100)} as a middleware's per-push fields must not set '${
+            sanitize(field, 40)
+          }': the push sets it`,
+        );
+      }
+      assertJsonSafe(value, field);
+      out.fields[field] = value;
+    }
+    if (work.guard) addGuard(out.guards, work.guard);
+  }
+  return out;
+}
+
+/** Fields the push itself sets. */
+const CORE_FIELDS = new Set(["class", "queue", "retry", "args", "jid", "created_at", "enqueued_at"]);
 
 /**
  * The middleware of `chain` that apply to a push of `job` with `options`.

@@ -104,6 +104,50 @@ eachTarget("feature seams", (t) => {
     assert.equal(await t.redis.call("LLEN", "queue:default"), 0);
   });
 
+  it("per-push middleware work: done once for a bulk push (fields, guard), per job once another middleware needs it", async () => {
+    let perJob = 0;
+    let perPush = 0;
+    const tag: Feature = {
+      name: "tag",
+      client: Object.assign(
+        (payload: { [k: string]: unknown }, ctx: { guard?: (g: never) => void }, next: () => Promise<void>) => {
+          perJob++;
+          payload.tag = "t1";
+          ctx.guard?.({ fragment: TALLY, keys: ["tally"], args: [] } as never);
+          return next();
+        },
+        {
+          perPush: () => (perPush++, { fields: { tag: "t1" }, guard: { fragment: TALLY, keys: ["tally"], args: [] } }),
+        },
+      ),
+    };
+    const client = createClient({ transport: t.redis, features: [tag] });
+    await client.pushBulk("Plain", Array.from({ length: 5 }, (_, i) => [i]));
+    assert.deepEqual([perPush, perJob], [1, 0], "one call for the push, none per job");
+    assert.equal(await t.redis.call("GET", "tally"), "5", "every job went through the guard");
+    const queued = ((await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((raw) => JSON.parse(raw));
+    assert.ok(
+      queued.every((p) => p.tag === "t1" && typeof p.jid === "string" && p.enqueued_at),
+      "each carries the field",
+    );
+    // Beside a middleware that runs per job, the per-push one runs per job too (the order of the chain is kept).
+    const stamp: Feature = { name: "stamp", client: (payload, _ctx, next) => ((payload.stamp = 1), next()) };
+    const both = createClient({ transport: t.redis, features: [tag, stamp] });
+    await both.pushBulk("Plain", [[1], [2]]);
+    assert.deepEqual([perPush, perJob], [1, 2]);
+    assert.equal(await t.redis.call("GET", "tally"), "7");
+    // A per-push field may not rewrite what the push sets itself.
+    const bad: Feature = {
+      name: "bad",
+      client: Object.assign(() => {}, { perPush: () => ({ fields: { queue: "x" } }) }),
+    };
+    await assert.rejects(
+      createClient({ transport: t.redis, features: [bad] }).pushBulk("Plain", [[1]]),
+      (error: Error) => error instanceof PayloadError && /per-push fields must not set 'queue'/.test(error.message),
+    );
+    assert.equal(await t.redis.call("LLEN", "queue:default"), 7, "and it wrote nothing");
+  });
+
   it("refuses two guards of one fragment on one write", async () => {
     const client = createClient({
       transport: t.redis,

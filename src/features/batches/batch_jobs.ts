@@ -10,7 +10,8 @@
  * @module
  */
 import type { Client } from "../../client.ts";
-import type { ClientMiddleware, PushContextOptions } from "../../client_middleware.ts";
+import type { ClientMiddleware, PerPushContext, PushContextOptions } from "../../client_middleware.ts";
+import type { WriteGuard } from "../../write_guard.ts";
 import { Discard } from "../../control.ts";
 import { BatchError, ConfigError } from "../../errors.ts";
 import type { AnyJob, JobContext } from "../../job.ts";
@@ -124,36 +125,16 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
     (payload: JobPayload, ctx: Parameters<ClientMiddleware>[1], next: () => Promise<void>) => {
       const scope = ctx.options?.batch as BatchScope | undefined;
       if (scope === undefined || !ctx.guard) return next();
-      const parts = partsOf(scope);
-      const label = sanitize(payload.class, 100);
-      if (!parts.open) {
-        throw new BatchError(
-          `Cannot push job ${label} into batch ${parts.bid} as its add() has finished: push inside the function given to add()`,
-        );
-      }
-      if (parts.prefix !== ctx.keys.prefix) {
-        throw new BatchError(
-          `Cannot push job ${label} into batch ${parts.bid} as that batch lives under another key prefix`,
-        );
-      }
-      const conflict = (ctx.options as { uniqueConflict?: unknown }).uniqueConflict ??
-        (ctx.job?.options as { uniqueConflict?: unknown } | undefined)?.uniqueConflict;
-      if (conflict === "replace") {
-        throw new BatchError(
-          `Cannot push job ${label} into batch ${parts.bid} with uniqueConflict "replace": the copy it replaces would keep its own batch waiting`,
-        );
-      }
-      payload.bid = parts.bid;
-      ctx.guard({
-        fragment: BATCH_GUARD,
-        keys: [ctx.keys.batch(parts.bid), ctx.keys.batchJobs(parts.bid)],
-        args: [parts.holder, parts.policy],
-      });
+      const work = inBatch(scope, { keys: ctx.keys, job: ctx.job, options: ctx.options!, className: payload.class });
+      payload.bid = work.fields.bid;
+      ctx.guard(work.guard);
       return next();
     },
     {
       appliesTo: (_job: AnyJob | undefined, options: Readonly<PushContextOptions> | undefined) =>
         options?.batch !== undefined,
+      // The same for every job of a push: a bulk push into a batch keeps the client's fast path.
+      perPush: (ctx: PerPushContext) => inBatch(ctx.options.batch as BatchScope, ctx),
     },
   );
 
@@ -281,6 +262,44 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       childResults: (ctx) => readChildren(ctx),
     } satisfies BatchJobs,
   );
+}
+
+/**
+ * What pushing into `scope` does to each job: it carries the batch's `bid`
+ * and is written through the batch guard, which registers it in the batch in
+ * the same atomic step. Refuses a push the batch cannot take.
+ */
+function inBatch(
+  scope: BatchScope,
+  ctx: Pick<PerPushContext, "keys" | "job" | "options" | "className">,
+): { fields: { bid: string }; guard: WriteGuard } {
+  const parts = partsOf(scope);
+  const label = sanitize(ctx.className, 100);
+  if (!parts.open) {
+    throw new BatchError(
+      `Cannot push job ${label} into batch ${parts.bid} as its add() has finished: push inside the function given to add()`,
+    );
+  }
+  if (parts.prefix !== ctx.keys.prefix) {
+    throw new BatchError(
+      `Cannot push job ${label} into batch ${parts.bid} as that batch lives under another key prefix`,
+    );
+  }
+  const conflict = (ctx.options as { uniqueConflict?: unknown }).uniqueConflict ??
+    (ctx.job?.options as { uniqueConflict?: unknown } | undefined)?.uniqueConflict;
+  if (conflict === "replace") {
+    throw new BatchError(
+      `Cannot push job ${label} into batch ${parts.bid} with uniqueConflict "replace": the copy it replaces would keep its own batch waiting`,
+    );
+  }
+  return {
+    fields: { bid: parts.bid },
+    guard: {
+      fragment: BATCH_GUARD,
+      keys: [ctx.keys.batch(parts.bid), ctx.keys.batchJobs(parts.bid)],
+      args: [parts.holder, parts.policy],
+    },
+  };
 }
 
 /**
