@@ -7,7 +7,6 @@
  */
 import { defineScript, type ScriptRedis } from "../../transport/script.ts";
 import type { RedisReply } from "../../transport/redis_values.ts";
-import { pairs } from "../../transport/reply_readers.ts";
 
 /**
  * Marks a batch cancelled: its queued jobs are skipped when fetched, its
@@ -101,9 +100,9 @@ export interface FlowChildrenReply {
   /** Per child in order: its state in the batch (null: not registered). */
   readonly states: readonly (string | null)[];
   /** jid -> return value JSON. */
-  readonly results: Readonly<Record<string, string>>;
+  readonly results: ReadonlyMap<string, string>;
   /** jid -> failure JSON. */
-  readonly failed: Readonly<Record<string, string>>;
+  readonly failed: ReadonlyMap<string, string>;
 }
 
 /**
@@ -154,7 +153,12 @@ return out
     return out;
   },
   decode(reply) {
-    const hash = (flat: string[]) => Object.fromEntries(pairs(flat).map(([field, value]) => [field, String(value)]));
+    // A Map, not an object: jids as property names make every object a slow dictionary.
+    const hash = (flat: string[]) => {
+      const out = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) out.set(String(flat[i]), String(flat[i + 1]));
+      return out;
+    };
     return (Array.isArray(reply) ? reply : []).map((one) => {
       if (!Array.isArray(one)) return undefined;
       const [order, states, results, failed] = one as [string, (string | null)[], string[], string[]];

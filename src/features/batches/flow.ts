@@ -219,7 +219,7 @@ export async function readChildren(
     if (jid === null) return { jid, className, state: "skipped" };
     const own = bid === undefined ? {} : { bid };
     const state = reply.states[i];
-    const failure = reply.failed[jid];
+    const failure = reply.failed.get(jid);
     const error = failure === undefined ? undefined : parseFailure(failure);
     if (state?.[0] === "2") {
       return error ? { jid, className, ...own, state: "ignored", error } : {
@@ -227,7 +227,7 @@ export async function readChildren(
         className,
         ...own,
         state: "succeeded",
-        value: jid in reply.results ? JSON.parse(reply.results[jid]) : undefined,
+        value: reply.results.has(jid) ? JSON.parse(reply.results.get(jid)!) : undefined,
       };
     }
     if (state?.[0] === "1") return { jid, className, ...own, state: "failed", error };
