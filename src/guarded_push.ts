@@ -46,9 +46,14 @@ export function guardedPush(fragments: readonly GuardFragment[]): Script<Guarded
     argv: [`...(queue, jid, payload, run time, ${fragments.map((f) => `${f.args} ${f.name} args`).join(", ")})`],
     lua: `
 local PUSHED, DUPLICATE, REPLACED, RESCHEDULED, ALREADY = ${PUSHED}, ${DUPLICATE}, ${REPLACED}, ${RESCHEDULED}, ${ALREADY}
+-- A queue is added to the queues set once per call, not once per job (a bulk push names one queue).
+local registered = {}
 local function push(j, raw, score)
   if score == "" then
-    redis.call("SADD", j.queues, j.queue)
+    if not registered[j.queue] then
+      redis.call("SADD", j.queues, j.queue)
+      registered[j.queue] = true
+    end
     redis.call("LPUSH", j.qkey, raw)
   else
     redis.call("ZADD", j.schedule, score, raw)

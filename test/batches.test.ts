@@ -280,6 +280,22 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(queued.filter((raw) => raw.includes('"run"')).length, 1, "and the success callback was pushed once");
     });
 
+    it("a bulk push into a batch reads its holder and adds its queue once per call, not per job", async () => {
+      const batch = batches.open(client, {});
+      // Redis counts the commands scripts run; the twin (memory) and the gateway (upstash) do not say.
+      const counted = target.name === "ioredis" || target.name === "bun";
+      if (counted) await redis.call("CONFIG", "RESETSTAT");
+      await batch.add((b) => b.pushBulk(Work, Array.from({ length: 50 }, (_, i): [string] => [`p${i}`])));
+      assert.equal((await batch.status())?.total, 50);
+      assert.equal(await redis.call("LLEN", "queue:default"), 50);
+      if (!counted) return;
+      const stats = String(await redis.call("INFO", "commandstats"));
+      const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      assert.equal(calls("sadd"), 1, "the queue added to the queues set once");
+      assert.ok(calls("hget") <= 2, `the holder read once (and the seal's own reads): ${calls("hget")} HGETs`);
+      assert.equal(calls("hsetnx"), 50, "each job registered");
+    });
+
     it("a run longer than a thousand members, with one that failed before and one done, counts each once", async () => {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["long"]] } });
       const args = Array.from({ length: 1203 }, (_, i): [string] => [`r${i}`]);

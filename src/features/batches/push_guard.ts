@@ -18,19 +18,27 @@ const { pushed: PUSHED, duplicate: DUPLICATE, already: ALREADY } = GUARD_STATUS;
  * `o:<id>`, or the running job that adds to its own batch) and the job's
  * flow policy (`""`, `i`, `c`).
  *
- * Check (reads only): a holder that has finished (a re-run of a job whose
- * outcome was already recorded; a registration sealed) must not add to a
- * batch that may be done: a duplicate, nothing written. A jid registered
- * already is this same push resent: nothing more. Apply: the job waits in
- * the batch (`total` grows by one, `count` by a member not run and not done).
+ * Check (reads only; the holder's state is read once per call): a holder
+ * that has finished (a re-run of a job whose outcome was already recorded; a
+ * registration sealed) must not add to a batch that may be done: a
+ * duplicate, nothing written. A jid registered already is this same push
+ * resent: nothing more. Apply: the job waits in the batch (`total` grows by
+ * one, `count` by a member not run and not done).
  */
 export const BATCH_GUARD: GuardFragment = {
   name: "batch",
   keys: 2,
   args: 2,
   lua: `
+-- The holder's state, read once per call: a push's jobs share their holder, and nothing in a push changes it.
+local batch_holders = {}
 local function batch_check(j)
-  local s = redis.call("HGET", j.keys[2], j.args[1])
+  local held = j.keys[2] .. "\0" .. j.args[1]
+  local s = batch_holders[held]
+  if s == nil then
+    s = redis.call("HGET", j.keys[2], j.args[1]) or false
+    batch_holders[held] = s
+  end
   if not s then return DUPLICATE end
   local d = string.sub(s, 1, 1)
   if d ~= "0" and d ~= "1" then return DUPLICATE end
