@@ -381,8 +381,8 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
     const planned: PlannedJob[] | undefined = this.#buffer ? [] : undefined;
     const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
     const chain = applicableMiddleware(this.#middleware, job, pushOptions);
-    // Middleware that does the same to every job does it once here (a batch's `bid` and guard).
-    const shared = chain.length === 0 ? undefined : perPushWork(chain, {
+    // Middleware that does the same to every job does it once here (a batch's `bid` and guard); with no job, never.
+    const shared = chain.length === 0 || argsList.length === 0 ? undefined : perPushWork(chain, {
       queue: fields.queue,
       job,
       transport: this.#transport,
