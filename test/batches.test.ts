@@ -296,6 +296,35 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(calls("hsetnx"), 50, "each job registered");
     });
 
+    it("a flow child's success travels as its jid and its result, and its parent reads the value", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        perform: async (ctx) => void log.push(`read ${(await batches.childResults(ctx)).map((c) => c.value).join()}`),
+      });
+      extra = [Parent];
+      const flow = await batches.flow(client, { job: [Parent, []], children: [{ job: [Work, ["k"]] }] });
+      // Its members: the child and the sealed registration (`o:...`).
+      const members = (await redis.call("HKEYS", client.keys.batchJobs(flow.bid!))) as string[];
+      const jid = members.find((m) => !m.startsWith("o:"))!;
+      const item = outcomeItem(client.keys, {
+        op: "job",
+        bid: flow.bid!,
+        member: jid,
+        level: 1,
+        callback: "",
+        kind: "ok",
+        info: "",
+        result: '"k!"',
+        now: Date.now(),
+        queues: ["default"],
+      }, chainOf(flow.bid!));
+      assert.deepEqual(item.args, [jid, '"k!"'], "two args, not seven");
+      await redis.call("LPOP", "queue:default");
+      await redis.script(BATCH_OUTCOME, ...frameWrites([item]));
+      await settle();
+      assert.deepEqual(log, ["read k!"], "the parent ran on that outcome and read the value");
+    });
+
     it("a run longer than a thousand members, with one that failed before and one done, counts each once", async () => {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["long"]] } });
       const args = Array.from({ length: 1203 }, (_, i): [string] => [`r${i}`]);

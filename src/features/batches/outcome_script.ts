@@ -84,12 +84,10 @@ export function outcomeItem(
   // millisecond share one head.
   if (placed.head[0] !== item.now) placed.head = [item.now, ...placed.head.slice(1)];
   const head = placed.head;
-  if (
-    item.op === "job" && item.kind === "ok" && item.level === 1 && item.callback === "" && item.info === "" &&
-    item.result === ""
-  ) {
-    // The common item, a plain success, is its member alone (and joins a run of them: see frameWrites).
-    return { keys: placed.keys, head, args: [item.member] };
+  if (item.op === "job" && item.kind === "ok" && item.level === 1 && item.callback === "" && item.info === "") {
+    // The common items: a plain success is its member alone (and joins a run of them: see frameWrites); a flow
+    // child's success its member and its result.
+    return { keys: placed.keys, head, args: item.result === "" ? [item.member] : [item.member, item.result] };
   }
   const args: RedisArg[] = [item.op, item.member, item.kind, item.level, item.callback, item.info, item.result];
   // Trailing defaults are left out.
@@ -135,7 +133,8 @@ const placements = new WeakMap<ChainKeys, Placement>();
  * number of queues, the queue names; then either the member alone (a job's
  * success at level 1) or op, member, kind and, where not their defaults,
  * member level (1), callback event (`""`), failure JSON (a seal: a flow's
- * children in order; `""`), result JSON (`""`). A negative number of args
+ * children in order; `""`), result JSON (`""`); or, for a success at level 1
+ * with a result (a flow's child), the member and the result. A negative number of args
  * (-m) frames a run of m successes of the keys of item n: their members in
  * one arg, joined by newlines.
  * Reply: 1. Applies once per item (every change is a guarded state move).
@@ -147,7 +146,7 @@ export const BATCH_OUTCOME = defineScript<number>({
     "...per placed item: (per level: batch, members, failed, results), queues, schedule, dead, ...callback queues",
   ],
   argv: [
-    "...per item: #keys or -n, #args or -m, [now, L, ...bids, #queues, ...queues], member | op, member, kind, [level, callback, info, result] | m members joined by newlines",
+    "...per item: #keys or -n, #args or -m, [now, L, ...bids, #queues, ...queues], member | member, result | op, member, kind, [level, callback, info, result] | m members joined by newlines",
   ],
   lua: COUNTING_LUA + `
 local function apply_item(c, op, member, kind, level, callback, info, result)
@@ -249,6 +248,8 @@ while a <= #ARGV do
     placed[n] = c
     if e - x == 1 then
       attempt(pcall(apply_item, c, "job", ARGV[x], "ok", 1, "", "", ""))
+    elseif e - x == 2 then
+      attempt(pcall(apply_item, c, "job", ARGV[x], "ok", 1, "", "", ARGV[x + 1]))
     else
       local level = x + 3 < e and tonumber(ARGV[x + 3]) or 1
       local callback = x + 4 < e and ARGV[x + 4] or ""
@@ -345,6 +346,7 @@ return 1
       }
       placed.push(c);
       if (e - x === 1) apply(c, "job", argv[x], "ok", 1);
+      else if (e - x === 2) apply(c, "job", argv[x], "ok", 1, "", "", argv[x + 1]);
       else {
         apply(
           c,
