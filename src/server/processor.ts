@@ -288,8 +288,9 @@ class CoalescedOutcome implements PendingOutcome {
   }
 
   #tell(answer: UnitOutcome | Unwritable): void {
-    if (typeof answer === "string") this.#done!(answer);
-    else buryUnwritable(this.#deps, this.#unit, FEATURES, answer).then(this.#done, this.#failed);
+    const outcome = orBury(this.#deps, this.#unit, FEATURES, answer);
+    if (typeof outcome === "string") this.#done!(outcome);
+    else outcome.then(this.#done, this.#failed);
   }
 }
 
