@@ -325,6 +325,44 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(log, ["read k!"], "the parent ran on that outcome and read the value");
     });
 
+    it("flow children's successes finishing together travel as one run of jids and results, each counted once", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        perform: async (ctx) =>
+          void log.push(`read ${(await batches.childResults(ctx)).map((c) => `${c.state}:${c.value}`).join()}`),
+      });
+      extra = [Parent];
+      const flow = await batches.flow(client, {
+        job: [Parent, []],
+        children: ["a", "b", "c", "d"].map((tag) => ({ job: [Work, [tag]] as const })),
+      });
+      const queued = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const jids = ["a", "b", "c", "d"].map((tag) => JSON.parse(queued.find((raw) => raw.includes(`["${tag}"]`))!).jid);
+      await redis.call("DEL", "queue:default");
+      const item = (jid: string, result: string) => ({ ...success(flow.bid!, jid), args: [jid, result] });
+      // Child b failed once (state 1): its success in the run takes the general path and still keeps its result.
+      const failure = { ...success(flow.bid!, jids[1]), args: ["job", jids[1], "fail", 1, "", '{"class":"E"}'] };
+      await redis.script(BATCH_OUTCOME, ...frameWrites([failure]));
+      const items = jids.map((jid, i) => item(jid, String(i + 1)));
+      // The last child's success twice, as a job run again after a lost ack: it counts once.
+      const [keys, args] = frameWrites([...items, items[3]]);
+      assert.deepEqual(
+        args.slice(-10),
+        [jids[0], "1", -1, -4, "", [jids[1], jids[2], jids[3], jids[3]].join("\n"), "2", "3", "4", "4"],
+        "the first names the keys with its jid and result; the other four are one run: jids joined, then results",
+      );
+      await redis.script(BATCH_OUTCOME, keys, args);
+      const status = await batches.find(client, flow.bid!).status();
+      assert.equal(status?.pending, 0, "every child of the run counts as done");
+      assert.equal(status?.failures, 0, "the child that had failed is no longer a failure");
+      await settle();
+      assert.deepEqual(
+        log,
+        ["read succeeded:1,succeeded:2,succeeded:3,succeeded:4"],
+        "the parent ran once, read each value",
+      );
+    });
+
     it("a run longer than a thousand members, with one that failed before and one done, counts each once", async () => {
       const batch = batches.open(client, { callbacks: { success: [Callback, ["long"]] } });
       const args = Array.from({ length: 1203 }, (_, i): [string] => [`r${i}`]);

@@ -27,7 +27,11 @@ export interface FramedWrite {
  * success: its jid), is framed as one: `-n`, minus the number of writes,
  * and their args joined by newlines. Each write then costs one short
  * string in the call, not three args: a client pays per arg to frame a
- * command, and Redis to make each into a Lua string.
+ * command, and Redis to make each into a Lua string. A run of writes with
+ * two args each, the first such a string (a flow child's success: its jid
+ * and its result), is framed as `-n`, minus the number of writes, `""`
+ * (which no one-arg run can be), their first args joined by newlines, then
+ * each write's second arg: the script reads a run in one go either way.
  *
  * @example
  * ```ts
@@ -51,12 +55,17 @@ export function frameWrites(writes: readonly FramedWrite[]): [string[], RedisArg
       for (const arg of write.args) args.push(arg);
       continue;
     }
+    const width = runWidth(write.args);
     let end = i;
-    while (end < writes.length && writes[end].keys === write.keys && packable(writes[end].args)) end++;
-    if (end - i > 1) {
+    while (end < writes.length && writes[end].keys === write.keys && runWidth(writes[end].args) === width) end++;
+    if (width > 0 && end - i > 1) {
       let joined = writes[i].args[0] as string;
       for (let j = i + 1; j < end; j++) joined += "\n" + (writes[j].args[0] as string);
-      args.push(-earlier, i - end, joined);
+      if (width === 1) args.push(-earlier, i - end, joined);
+      else {
+        args.push(-earlier, i - end, "", joined);
+        for (let j = i; j < end; j++) args.push(writes[j].args[1]);
+      }
       i = end - 1;
       continue;
     }
@@ -66,10 +75,15 @@ export function frameWrites(writes: readonly FramedWrite[]): [string[], RedisArg
   return [keys, args];
 }
 
-/** Whether a write's args may join a run: one non-empty string without a newline. */
-function packable(args: readonly RedisArg[]): boolean {
+/**
+ * How many args a write brings to a run: 1 or 2 where its first is a
+ * non-empty string without a newline (and it has no more); 0: it cannot
+ * join one.
+ */
+function runWidth(args: readonly RedisArg[]): number {
   const arg = args[0];
-  return args.length === 1 && typeof arg === "string" && arg !== "" && !arg.includes("\n");
+  if (args.length > 2 || typeof arg !== "string" || arg === "" || arg.includes("\n")) return 0;
+  return args.length;
 }
 
 const NO_HEAD: readonly RedisArg[] = [];

@@ -83,8 +83,9 @@ export interface OutcomeWrite {
    * The script takes many writes in one call, framed as `frameWrites`
    * (`frame_writes.ts`) says: a write whose `keys` is the very array of an
    * earlier write of the call sends neither its keys nor its `head` again,
-   * and such writes in a row whose one arg is a string without a newline go
-   * as one run (their args joined by newlines): the script must read both.
+   * and such writes in a row whose first arg is a string without a newline,
+   * all with one arg or all with two, go as one run (their first args
+   * joined by newlines, then any second ones): the script must read all three forms.
    * The settler frames every coalesced write so (one sent alone too) and
    * sends the writes of one script made in one burst of work, or while a
    * call of it is on its way, together: jobs finishing at the same moment

@@ -136,7 +136,8 @@ const placements = new WeakMap<ChainKeys, Placement>();
  * children in order; `""`), result JSON (`""`); or, for a success at level 1
  * with a result (a flow's child), the member and the result. A negative number of args
  * (-m) frames a run of m successes of the keys of item n: their members in
- * one arg, joined by newlines.
+ * one arg, joined by newlines; or, for flow children's, `""`, their members
+ * so joined, then their m results.
  * Reply: 1. Applies once per item (every change is a guarded state move).
  */
 export const BATCH_OUTCOME = defineScript<number>({
@@ -146,7 +147,7 @@ export const BATCH_OUTCOME = defineScript<number>({
     "...per placed item: (per level: batch, members, failed, results), queues, schedule, dead, ...callback queues",
   ],
   argv: [
-    "...per item: #keys or -n, #args or -m, [now, L, ...bids, #queues, ...queues], member | member, result | op, member, kind, [level, callback, info, result] | m members joined by newlines",
+    '...per item: #keys or -n, #args or -m, [now, L, ...bids, #queues, ...queues], member | member, result | op, member, kind, [level, callback, info, result] | m members joined by newlines | "", m members joined by newlines, m results',
   ],
   lua: COUNTING_LUA + `
 local function apply_item(c, op, member, kind, level, callback, info, result)
@@ -172,41 +173,58 @@ local function attempt(ok, err)
   if not ok and not failed then failed = err end
 end
 local contexts, made, placed, n = {}, {}, {}, 0
--- A run of plain successes (see frameWrites), read with one HMGET and written with one HSET per thousand members:
+-- A run of successes (see frameWrites), read with one HMGET and written with one HSET per thousand members:
 -- a command from Lua costs more than its own work. The common member, a job waiting with no flow policy ("0"), is
 -- marked done here and its count change put off (as mark's is) in the same step as its write; any other state takes
 -- apply_item's path. A member named twice counts once.
-local function run_ok(c, members)
+-- With values (a run of flow children's successes), ARGV[values + i - 1] is the i-th member's result: one HSET more
+-- per thousand members writes the results of those marked done here.
+local function run_ok(c, members, values)
   local jobs = c.k[1].jobs
   c.due = c.due or {}
-  local list, seen = {}, {}
+  local list, at, seen = {}, {}, {}
+  local i = 0
   for member in string.gmatch(members, "[^\\n]+") do
     if not seen[member] then
       seen[member] = true
       list[#list + 1] = member
+      at[#list] = values and values + i
     end
+    i = i + 1
   end
-  local others = {}
+  local others, kept = {}, false
   for from = 1, #list, 1000 do
-    local part = {unpack(list, from, math.min(from + 999, #list))}
-    local states = redis.call("HMGET", jobs, unpack(part))
-    local writes, d = {}, 0
-    for i, member in ipairs(part) do
-      local s = states[i]
+    local last = math.min(from + 999, #list)
+    local states = redis.call("HMGET", jobs, unpack(list, from, last))
+    local writes, results, d = {}, {}, 0
+    for x = from, last do
+      local member, s = list[x], states[x - from + 1]
       if s == "0" then
         writes[#writes + 1] = member
         writes[#writes + 1] = "2"
         d = d - UNIT - 1
+        local value = values and ARGV[at[x]]
+        if value and value ~= "" then
+          results[#results + 1] = member
+          results[#results + 1] = value
+        end
       elseif s then
-        others[#others + 1] = member
+        others[#others + 1] = x
       end
     end
     if #writes > 0 then
       redis.call("HSET", jobs, unpack(writes))
       c.due[1] = (c.due[1] or 0) + d
     end
+    if #results > 0 then
+      redis.call("HSET", c.k[1].results, unpack(results))
+      kept = true
+    end
   end
-  for _, member in ipairs(others) do attempt(pcall(apply_item, c, "job", member, "ok", 1, "", "", "")) end
+  if kept then ttl_like(c, 1, c.k[1].results, true) end
+  for _, x in ipairs(others) do
+    attempt(pcall(apply_item, c, "job", list[x], "ok", 1, "", "", values and ARGV[at[x]] or ""))
+  end
 end
 local a, next_key = 1, 1
 while a <= #ARGV do
@@ -218,8 +236,14 @@ while a <= #ARGV do
     -- (a later item's -n names its place).
     c = placed[-nk]
     n = n - na
-    attempt(pcall(run_ok, c, ARGV[x]))
-    e = x + 1
+    if ARGV[x] == "" then
+      -- Members and their values (see frameWrites).
+      attempt(pcall(run_ok, c, ARGV[x + 1], x + 2))
+      e = x + 2 - na
+    else
+      attempt(pcall(run_ok, c, ARGV[x]))
+      e = x + 1
+    end
   else
     if nk < 0 then
       c = placed[-nk]
@@ -310,11 +334,13 @@ return 1
       if (na < 0) {
         // A run of successes of item -nk's keys (see frameWrites).
         const c = placed[-nk - 1];
-        for (const member of argv[x].split("\n")) {
+        const values = argv[x] === "" ? x + 2 : undefined;
+        const members = argv[values === undefined ? x : x + 1].split("\n");
+        members.forEach((member, i) => {
           placed.push(c);
-          apply(c, "job", member, "ok", 1);
-        }
-        a = x + 1;
+          apply(c, "job", member, "ok", 1, "", "", values === undefined ? "" : argv[values + i]);
+        });
+        a = values === undefined ? x + 1 : values + members.length;
         continue;
       }
       const e = x + na;
