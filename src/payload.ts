@@ -9,6 +9,7 @@ import { PayloadError } from "./errors.ts";
 import { MAX_NESTING, nestedDeeperThan } from "./json_safe.ts";
 import { describeValue } from "./describe_value.ts";
 import { sanitize } from "./sanitize.ts";
+import { fillRandom } from "./random_bytes.ts";
 
 /**
  * A job as it lives in Redis. Known fields are typed; unknown ones (from Ruby,
@@ -51,8 +52,8 @@ const latin1 = new TextDecoder("latin1");
 
 /**
  * Makes `count` job ids: 24 lowercase hex characters (12 random bytes), as
- * Sidekiq's `SecureRandom.hex(12)`. One `getRandomValues` call serves a whole
- * bulk push.
+ * Sidekiq's `SecureRandom.hex(12)`. The random bytes come from a pool
+ * (`random_bytes.ts`): a single push costs no `getRandomValues` call of its own.
  *
  * @example
  * ```ts
@@ -60,9 +61,7 @@ const latin1 = new TextDecoder("latin1");
  * ```
  */
 export function newJids(count: number): string[] {
-  const bytes = new Uint8Array(12 * count);
-  // getRandomValues fills at most 65,536 bytes per call.
-  for (let i = 0; i < bytes.length; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  const bytes = fillRandom(new Uint8Array(12 * count));
   // Hex digits for all of them as ASCII, decoded once: bulk pushes make
   // thousands of jids, and one string per jid beats twelve concatenations.
   const ascii = new Uint8Array(24 * count);

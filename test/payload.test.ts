@@ -74,6 +74,23 @@ describe("payload", () => {
     assert.ok(jids.every((j) => /^[0-9a-f]{24}$/.test(j)));
     assert.equal(new Set(jids).size, 10_000);
   });
+
+  it("makes jids one at a time from a pool of random bytes: few getRandomValues calls, no byte handed out twice", () => {
+    const real = crypto.getRandomValues.bind(crypto);
+    let calls = 0;
+    const stub = (array: Uint8Array): Uint8Array => (calls++, real(array));
+    Object.defineProperty(crypto, "getRandomValues", { value: stub, configurable: true, writable: true });
+    const jids: string[] = [];
+    try {
+      // 1,000 single pushes' jids: 12 KB of randomness, across several refills of the pool.
+      for (let i = 0; i < 1000; i++) jids.push(newJids(1)[0]);
+    } finally {
+      Object.defineProperty(crypto, "getRandomValues", { value: real, configurable: true, writable: true });
+    }
+    assert.ok(calls <= 4, `${calls} getRandomValues calls for 1,000 jids`);
+    assert.equal(new Set(jids).size, 1000, "every jid differs (no byte of the pool reused)");
+    assert.ok(jids.every((j) => /^[0-9a-f]{24}$/.test(j)) && !jids.includes("0".repeat(24)));
+  });
 });
 
 describe("defineJob and the registry", () => {

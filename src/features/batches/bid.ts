@@ -9,6 +9,7 @@
  */
 import { PayloadError } from "../../errors.ts";
 import { describeValue } from "../../describe_value.ts";
+import { fillRandom } from "../../random_bytes.ts";
 
 /** The deepest a batch may be nested (a root is depth 1). */
 export const MAX_BATCH_DEPTH = 10;
@@ -26,8 +27,7 @@ const PART = /^[A-Za-z0-9_-]{14}$/;
  * ```
  */
 export function newBid(parent?: string): string {
-  const bytes = new Uint8Array(14);
-  crypto.getRandomValues(bytes);
+  const bytes = fillRandom(new Uint8Array(14));
   let part = "";
   for (const b of bytes) part += ALPHABET[b & 63];
   if (parent === undefined) return part;
