@@ -84,6 +84,13 @@ const NO_GUARDS: readonly WriteGuard[] = [];
 
 /** Set by {@link Client}'s static block: {@link moveThroughMiddleware} reaches a client's private chain through it. */
 let moveThrough: (client: Client<object>, payload: JobPayload, job?: AnyJob) => Promise<JobPayload | null>;
+/** Set by {@link Client}'s static block: {@link preparePush} reaches a client's private push path through it. */
+let prepareThrough: (
+  client: Client<object>,
+  job: AnyJob | string,
+  argsList: ReadonlyArray<readonly unknown[]>,
+  options: PushOptions,
+) => Promise<PreparedPush | undefined>;
 
 /**
  * Pushes jobs. Bound to one transport; make as many as you like.
@@ -362,6 +369,35 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
     options: BulkPushOptions,
     batchSize: number,
   ): Promise<Written> {
+    const plan = new PushPlan();
+    const planned: PlannedJob[] | undefined = this.#buffer ? [] : undefined;
+    const { label, written } =
+      (await this.#prepare(jobOrName, argsList, options, false, (queue, json, jid, at, guards) => {
+        if (planned) planned.push({ queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid, guards });
+        else if (guards.length) plan.guarded(guards, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
+        else if (at === undefined) plan.enqueue(queue, json, jid);
+        else plan.schedule(at, json, jid);
+      }))!;
+    const verdicts = planned
+      ? await this.#buffer!.write(planned, label, batchSize)
+      : await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
+    return { jids: written, verdicts };
+  }
+
+  /**
+   * Validates and serialises every job of a push, handing each to `take`
+   * (nothing touches Redis): the push's label and each job's jid (`null`
+   * where a middleware stopped it). With `directOnly`, a push that would run
+   * middleware per job is not prepared at all (`undefined`, before any job
+   * is looked at): only pushes whose middleware all work per push.
+   */
+  async #prepare(
+    jobOrName: AnyJob | string,
+    argsList: ReadonlyArray<readonly unknown[]>,
+    options: BulkPushOptions,
+    directOnly: boolean,
+    take: (queue: string, json: string, jid: string, at: number | undefined, guards: readonly WriteGuard[]) => void,
+  ): Promise<{ label: string; written: (string | null)[] } | undefined> {
     const target = pushTarget(jobOrName);
     const { job, className } = target;
     const label = sanitize(className, 100);
@@ -375,10 +411,6 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
     const nowMs = Date.now();
     const runAt = runTimes(options, { count: argsList.length, nowMs });
     const created = wireTime(nowMs, this.#format);
-    const jids = newJids(argsList.length);
-    const written: (string | null)[] = new Array(argsList.length);
-    const plan = new PushPlan();
-    const planned: PlannedJob[] | undefined = this.#buffer ? [] : undefined;
     const { at: _at, in: _in, batchSize: _size, ...pushOptions } = options as BulkPushOptions & { in?: number };
     const chain = applicableMiddleware(this.#middleware, job, pushOptions);
     // Middleware that does the same to every job does it once here (a batch's `bid` and guard); with no job, never.
@@ -393,6 +425,9 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
     // Without middleware run per job every payload shares its fields but args
     // and jid, so those are serialised once (bulk pushes spend their time here).
     const direct = chain.length === 0 || shared !== undefined;
+    if (directOnly && !direct) return undefined;
+    const jids = newJids(argsList.length);
+    const written: (string | null)[] = new Array(argsList.length);
     const head = shared?.fields ?? fields;
     const now = direct ? payloadSerializer(head, { created_at: created, enqueued_at: created }, this.#format) : null;
     const later = direct ? payloadSerializer(head, { created_at: created }, this.#format) : null;
@@ -436,15 +471,9 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
       }
       this.#checkSize(json, label);
       written[i] = jid;
-      if (planned) planned.push({ queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid, guards });
-      else if (guards.length) plan.guarded(guards, { queue, queueKey: this.#keys.queue(queue), atMs: at, json, jid });
-      else if (at === undefined) plan.enqueue(queue, json, jid);
-      else plan.schedule(at, json, jid);
+      take(queue, json, jid, at, guards);
     }
-    const verdicts = planned
-      ? await this.#buffer!.write(planned, label, batchSize)
-      : await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
-    return { jids: written, verdicts };
+    return { label, written };
   }
 
   #context(
@@ -476,7 +505,45 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
 
   static {
     moveThrough = (client, payload, job) => client.#move(payload, job);
+    prepareThrough = async (client, job, argsList, options) => {
+      const jobs: PlannedJob[] = [];
+      const done = await client.#prepare(job, argsList, options, true, (queue, json, jid, at, guards) => {
+        jobs.push({ queue, queueKey: client.#keys.queue(queue), atMs: at, json, jid, guards });
+      });
+      return done && { jids: done.written, jobs };
+    };
   }
+}
+
+/** A push validated and serialised but not written (see {@link preparePush}). */
+export interface PreparedPush {
+  /** Per job of the push, in order: its jid. */
+  readonly jids: readonly (string | null)[];
+  /** The jobs to write, with their guards. */
+  readonly jobs: readonly PlannedJob[];
+}
+
+/**
+ * Validates and serialises a bulk push as `client.pushBulk` would (schemas,
+ * size, client options, every middleware's per-push work) without writing
+ * it, for a feature that writes the jobs in a step of its own (a flow made
+ * in one call). Resolves to `undefined` when a middleware would run per job
+ * (nothing is prepared then: push the usual way). Not a method: only
+ * features write pushes themselves.
+ *
+ * @example
+ * ```ts
+ * const prepared = await preparePush(client, Child, [[1], [2]], { batch: scope });
+ * if (prepared) for (const job of prepared.jobs) writeYourself(job.queue, job.json);
+ * ```
+ */
+export function preparePush(
+  client: Client<object>,
+  job: AnyJob | string,
+  argsList: ReadonlyArray<readonly unknown[]>,
+  options: PushOptions,
+): Promise<PreparedPush | undefined> {
+  return prepareThrough(client, job, argsList, options);
 }
 
 /**

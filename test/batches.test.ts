@@ -31,6 +31,7 @@ import { BatchSet } from "../src/features/batches/mod.ts";
 import type { Batch } from "../src/features/batches/mod.ts";
 import { BATCH_OUTCOME, type ChainKeys, chainKeys, outcomeItem } from "../src/features/batches/outcome_script.ts";
 import { frameWrites } from "../src/server/frame_writes.ts";
+import { MAKE_FLOW } from "../src/features/batches/make_flow_script.ts";
 import type { FeatureContext, RunningJobInfo } from "../src/server/worker_feature.ts";
 import type { AnyJob } from "../src/job.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
@@ -361,6 +362,81 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         ["read succeeded:1,succeeded:2,succeeded:3,succeeded:4"],
         "the parent ran once, read each value",
       );
+    });
+
+    it("a flow of leaf children is made in one call and leaves what open, push and seal leave", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        perform: async (ctx) => void log.push(`read ${(await batches.childResults(ctx)).map((c) => c.value).join()}`),
+      });
+      const Only = defineJob({ name: "Only", unique: { for: 60 }, perform: (_ctx, n: number) => n * 10 });
+      extra = [Parent, Only];
+      let scripts = 0;
+      const spy = new Proxy(redis, {
+        get(t, p) {
+          const value = Reflect.get(t, p);
+          if (p === "script") {
+            return (...a: unknown[]) => (scripts++, (value as (...x: unknown[]) => unknown).apply(t, a));
+          }
+          return typeof value === "function" ? value.bind(t) : value;
+        },
+      });
+      const spied = createClient({ transport: spy, features: [batches, unique] });
+      const leaves = (options?: object) => [
+        { job: [Work, ["a"], options] as const },
+        { job: [Dies, ["z"], options] as const, onFailure: "ignore" as const },
+        { job: [Work, ["b"], options] as const },
+      ];
+      const fast = await batches.flow(spied, { job: [Parent, []], children: leaves() }, { description: "one" });
+      assert.equal(scripts, 1, "the batch, its members and its children in one call");
+      // The same flow with push options on its children goes the way of every batch: open, push each, seal.
+      const slow = await batches.flow(client, { job: [Parent, []], children: leaves({}) }, { description: "one" });
+      // A unique child needs its own guard: three calls, as before.
+      scripts = 0;
+      await batches.flow(spied, { job: [Parent, []], children: [{ job: [Only, [1]] }] });
+      assert.equal(scripts, 3, "a child whose middleware runs per job is pushed the usual way");
+      const state = async (flow: { bid: string | undefined }) => {
+        const bid = flow.bid!;
+        const meta = (await redis.call("HGETALL", client.keys.batch(bid))) as string[];
+        const fields = new Map<string, string>();
+        for (let i = 0; i < meta.length; i += 2) fields.set(meta[i], meta[i + 1]);
+        const members = (await redis.call("HGETALL", client.keys.batchJobs(bid))) as string[];
+        const states = members.filter((_, i) => i % 2 === 0).map((m, i) => [m, members[2 * i + 1]])
+          .filter(([m]) => !m.startsWith("o:")).map(([, st]) => st).sort();
+        const order = JSON.parse(fields.get("order")!) as [string, string][];
+        const queued = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((raw) => JSON.parse(raw))
+          .filter((job) => job.bid === bid).map((job) => `${job.class}:${job.args}`).sort();
+        const ttl = Number(await redis.call("PTTL", client.keys.batchJobs(bid)));
+        const indexed = (await redis.call("ZSCORE", client.keys.batches, bid)) !== null;
+        const parent = JSON.parse(fields.get("cb:success")!);
+        return {
+          counts: ["total", "count", "failures", "kids", "kpend", "holds", "flow", "desc", "tf", "exp", "cbq:success"]
+            .map((f) => `${f}=${fields.get(f)}`),
+          parent: [parent.class, parent.bid, parent.edgekiq_callback?.event],
+          states,
+          order: order.map(([jid, className]) => `${className}:${members.includes(jid)}`),
+          queued,
+          kept: ttl > 0 && indexed,
+        };
+      };
+      const [one, three] = [await state(fast), await state(slow)];
+      assert.deepEqual(one, three);
+      assert.deepEqual(one.states, ["0", "0", "0i"]);
+      assert.ok(one.counts.includes("desc=one") && one.counts.includes("total=3"));
+      assert.ok(one.kept, "its keys expire and the batch is indexed");
+      await settle();
+      assert.deepEqual(log.filter((l) => l.startsWith("read")), ["read a!,z,b!", "read a!,z,b!", "read 10"]);
+    });
+
+    it("the make-flow script resent (its reply lost) writes nothing twice", async () => {
+      const bid = "flowresent0001";
+      const keys = [client.keys.batch(bid), client.keys.batchJobs(bid), client.keys.batchFailed(bid)];
+      keys.push(client.keys.batchResults(bid), client.keys.batches, client.keys.queues, client.keys.queue("default"));
+      const args = [bid, Date.now(), 60_000, "s", "", "[]", 0, 1, "default", 1, "j1", '{"class":"Work","args":[]}', ""];
+      assert.equal(await redis.script(MAKE_FLOW, keys, args), 1);
+      assert.equal(await redis.script(MAKE_FLOW, keys, args), 0, "the second finds the batch made");
+      assert.equal(await redis.call("LLEN", "queue:default"), 1);
+      assert.equal(await redis.call("HGET", client.keys.batch(bid), "total"), "1");
     });
 
     it("a run longer than a thousand members, with one that failed before and one done, counts each once", async () => {

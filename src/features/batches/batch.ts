@@ -68,6 +68,20 @@ let configure: (batch: Batch, runtime: BatchRuntime, init: { plan?: Plan; holder
 let setOrder: (batch: Batch, order: FlowOrder) => void;
 let builtOf: (batch: Batch) => Partial<Record<BatchEvent, BuiltJob>>;
 let runtimeOf: (batch: Batch) => BatchRuntime;
+let creationOf: (batch: Batch) => Promise<Creation>;
+let openScopeOf: (batch: Batch, policy: PolicyCode) => BatchScope;
+
+/** What making a new batch writes of it, and what to do once it is written. */
+export interface Creation {
+  /** ms. */
+  readonly expiryMs: number;
+  /** `s` or `ms`: how its callbacks' times are written. */
+  readonly timeFormat: string;
+  /** Per callback: event, queue, jid, payload. */
+  readonly callbacks: readonly RedisArg[];
+  /** The batch was written: the feature's cache knows it, and it is no longer new. */
+  remember(): void;
+}
 
 /** What the feature's client middleware reads of a scope. */
 export interface ScopeParts {
@@ -369,42 +383,54 @@ export class Batch<P extends object = object> {
       this.#refuse(verdict, "add jobs to");
       return;
     }
-    const expiresIn = plan.options.expiresIn;
-    const expiryMs = expiresIn === undefined ? this.#runtime.expiresInMs : expiresIn * 1000;
     const parent = plan.parent ? scopeParts(plan.parent) : undefined;
     if (parent && !parent.open) {
       throw new BatchError(
         `Cannot open child batch ${this.bid} as its parent's add() has finished: open children inside the function given to add()`,
       );
     }
-    const built = await this.#buildCallbacks(plan);
-    const callbacks: RedisArg[] = [];
-    for (const event of BATCH_EVENTS) {
-      const job = built[event];
-      if (job) callbacks.push(event, job.queue, job.jid, job.json);
-    }
+    const made = await this.#creation(plan);
     const keys = parent ? [...base, k.batch(parent.bid), k.batchJobs(parent.bid)] : base;
     const verdict = await this.client.transport.script(OPEN_BATCH, keys, [
       "new",
       this.bid,
       hold,
       now,
-      expiryMs,
+      made.expiryMs,
       parent?.holder ?? "",
       plan.flow?.policy ?? "",
-      this.client.timeFormat === "millis" ? "ms" : "s",
+      made.timeFormat,
       plan.options.description ?? "",
       plan.flow ? "1" : "",
-      ...callbacks,
+      ...made.callbacks,
     ]);
     this.#refuse(verdict, "open");
-    this.#runtime.cache.remember(this.bid, {
-      exists: true,
-      queues: [...new Set(Object.values(built).map((b) => b!.queue))],
-      flow: plan.flow !== undefined,
-      cancelled: false,
-    });
-    this.#plan = undefined;
+    made.remember();
+  }
+
+  /** What making the batch of `plan` writes (its expiry, its callbacks built), and, once written, remembering it. */
+  async #creation(plan: Plan): Promise<Creation> {
+    const expiresIn = plan.options.expiresIn;
+    const built = await this.#buildCallbacks(plan);
+    const callbacks: RedisArg[] = [];
+    for (const event of BATCH_EVENTS) {
+      const job = built[event];
+      if (job) callbacks.push(event, job.queue, job.jid, job.json);
+    }
+    return {
+      expiryMs: expiresIn === undefined ? this.#runtime.expiresInMs : expiresIn * 1000,
+      timeFormat: this.client.timeFormat === "millis" ? "ms" : "s",
+      callbacks,
+      remember: () => {
+        this.#runtime.cache.remember(this.bid, {
+          exists: true,
+          queues: [...new Set(Object.values(built).map((b) => b!.queue))],
+          flow: plan.flow !== undefined,
+          cancelled: false,
+        });
+        this.#plan = undefined;
+      },
+    };
   }
 
   async #buildCallbacks(plan: Plan): Promise<Partial<Record<BatchEvent, BuiltJob>>> {
@@ -456,6 +482,14 @@ export class Batch<P extends object = object> {
       batch.#holder = init.holder;
     };
     setOrder = (batch, order) => void (batch.#order = order);
+    creationOf = (batch) => {
+      const plan = batch.#plan;
+      if (!plan || plan.parent) {
+        throw new BatchError(`Cannot make batch ${batch.bid} in one call: it is not a new root`);
+      }
+      return batch.#creation(plan);
+    };
+    openScopeOf = (batch, policy) => makeScope(batch, "", policy, { open: true });
     builtOf = (batch) => batch.#built;
     runtimeOf = (batch) => batch.#runtime;
   }
@@ -525,6 +559,35 @@ export function existingBatch(client: Client<object>, runtime: BatchRuntime, bid
 /** The flow's children, in order, written when the batch is sealed. */
 export function setFlowOrder(batch: Batch, order: FlowOrder): void {
   setOrder(batch, order);
+}
+
+/**
+ * What making the new root batch `batch` in a step of its own writes (a flow
+ * made in one call): its expiry and its callbacks, built.
+ *
+ * @example
+ * ```ts
+ * const made = await batchCreation(batch);
+ * await transport.script(MAKE_FLOW, keys, [bid, now, made.expiryMs, made.timeFormat, ...]);
+ * made.remember();
+ * ```
+ */
+export function batchCreation(batch: Batch): Promise<Creation> {
+  return creationOf(batch);
+}
+
+/**
+ * A scope whose pushes are prepared for `batch` (`preparePush`), with a flow
+ * policy, outside any registration: for a batch written in one call with
+ * its jobs.
+ *
+ * @example
+ * ```ts
+ * const prepared = await preparePush(client, Child, [[1]], { batch: preparingScope(batch, "") });
+ * ```
+ */
+export function preparingScope(batch: Batch, policy: PolicyCode): BatchScope {
+  return openScopeOf(batch, policy);
 }
 
 /** The callbacks a batch built so far (a flow reads its parent job there). */

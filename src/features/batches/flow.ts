@@ -12,7 +12,12 @@
  *
  * @module
  */
-import type { Client } from "../../client.ts";
+import { type Client, preparePush } from "../../client.ts";
+import type { PushOptions } from "../../job.ts";
+import type { PlannedJob } from "../../push_buffer.ts";
+import type { RedisArg } from "../../transport/redis_values.ts";
+import { MAKE_FLOW } from "./make_flow_script.ts";
+import { BATCH_GUARD } from "./push_guard.ts";
 import { BatchError, PayloadError } from "../../errors.ts";
 import type { AnyJob, JobContext } from "../../job.ts";
 import { pushTarget } from "../../push_options.ts";
@@ -20,12 +25,14 @@ import { describeValue } from "../../describe_value.ts";
 import { sanitize } from "../../sanitize.ts";
 import {
   type Batch,
+  batchCreation,
   type BatchRuntime,
   type BatchScope,
   builtCallbacks,
   newBatch,
   newChild,
   type PolicyCode,
+  preparingScope,
   setFlowOrder,
   withPolicy,
 } from "./batch.ts";
@@ -114,8 +121,91 @@ export async function createFlow(
     { description: options.description, expiresIn: options.expiresIn, callbacks: { success: node.job } },
     { policy: "" },
   );
-  await fill(batch, node);
+  if (!await madeInOneCall(client, batch, node, options)) await fill(batch, node);
   return { jid: builtCallbacks(batch).success!.jid, bid: batch.bid };
+}
+
+/** A flow's leaf children of one job and policy: pushed together. */
+interface LeafGroup {
+  readonly job: AnyJob | string;
+  readonly policy: PolicyCode;
+  /** Their args, and their places among the children. */
+  readonly args: unknown[][];
+  readonly at: number[];
+}
+
+/** Adds leaf child `i` (no children, no push options of its own) to its group. */
+function addLeaf(groups: Map<string, LeafGroup>, child: FlowNode, i: number): void {
+  const [job, args = []] = child.job;
+  const policy = POLICIES[child.onFailure ?? "fail"];
+  const key = `${policy}\u0000${typeof job === "string" ? `name:${job}` : `def:${pushTarget(job).className}`}`;
+  let found = groups.get(key);
+  if (!found) groups.set(key, found = { job, policy, args: [], at: [] });
+  found.args.push(args as unknown[]);
+  found.at.push(i);
+}
+
+/**
+ * Makes a flow whose children are all leaves without push options of their
+ * own in one call (`make_flow_script.ts`): the batch, its children's
+ * membership and the children, atomically, with no registration to open and
+ * seal. Not when a middleware runs per job (a unique child, say) or guards a
+ * child with more than its batch: the usual three calls then (false,
+ * nothing written).
+ */
+async function madeInOneCall(
+  client: Client<object>,
+  batch: Batch,
+  node: FlowNode,
+  options: FlowOptions,
+): Promise<boolean> {
+  const children = node.children!;
+  if (children.some((child) => child.children?.length || child.job[2] !== undefined)) return false;
+  const groups = new Map<string, LeafGroup>();
+  children.forEach((child, i) => addLeaf(groups, child, i));
+  const order: FlowOrder = new Array(children.length);
+  const writes: [PlannedJob, PolicyCode][] = [];
+  for (const { job, policy, args, at } of groups.values()) {
+    const prepared = await preparePush(client, job, args, { batch: preparingScope(batch, policy) } as PushOptions);
+    if (!prepared) return false;
+    for (const planned of prepared.jobs) {
+      const [guard, other] = planned.guards;
+      if (guard?.fragment !== BATCH_GUARD || other !== undefined || planned.atMs !== undefined) return false;
+      writes.push([planned, policy]);
+    }
+    const className = pushTarget(job).className;
+    prepared.jids.forEach((jid, n) => (order[at[n]] = [jid!, className]));
+  }
+  const made = await batchCreation(batch);
+  const k = client.keys;
+  const bid = batch.bid;
+  const queues = [...new Set(writes.map(([planned]) => planned.queue))];
+  const args: RedisArg[] = [
+    bid,
+    Date.now(),
+    made.expiryMs,
+    made.timeFormat,
+    options.description ?? "",
+    JSON.stringify(order),
+    made.callbacks.length / 4,
+    ...made.callbacks,
+    queues.length,
+    ...queues,
+  ];
+  for (const [planned, policy] of writes) {
+    args.push(queues.indexOf(planned.queue) + 1, planned.jid, planned.json, policy);
+  }
+  await client.transport.script(MAKE_FLOW, [
+    k.batch(bid),
+    k.batchJobs(bid),
+    k.batchFailed(bid),
+    k.batchResults(bid),
+    k.batches,
+    k.queues,
+    ...queues.map((queue) => k.queue(queue)),
+  ], args);
+  made.remember();
+  return true;
 }
 
 /** Pushes a node's children into its batch (leaves in one bulk push per job and policy), sub-flows as child batches. */
@@ -123,7 +213,7 @@ async function fill(batch: Batch, node: FlowNode): Promise<void> {
   const children = node.children!;
   await batch.add(async (scope: BatchScope) => {
     const order: FlowOrder = new Array(children.length);
-    const groups = new Map<string, { job: AnyJob | string; policy: PolicyCode; args: unknown[][]; at: number[] }>();
+    const groups = new Map<string, LeafGroup>();
     const subflows: Promise<void>[] = [];
     children.forEach((child, i) => {
       const [job, args = [], options] = child.job;
@@ -144,11 +234,7 @@ async function fill(batch: Batch, node: FlowNode): Promise<void> {
         );
         return;
       }
-      const key = `${policy}\u0000${typeof job === "string" ? `name:${job}` : `def:${className}`}`;
-      let group = groups.get(key);
-      if (!group) groups.set(key, group = { job, policy, args: [], at: [] });
-      group.args.push(args as unknown[]);
-      group.at.push(i);
+      addLeaf(groups, child, i);
     });
     for (const group of groups.values()) {
       const jids = await withPolicy(scope, group.policy).pushBulk(group.job as string, group.args);
