@@ -428,6 +428,20 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.deepEqual(log.filter((l) => l.startsWith("read")), ["read a!,z,b!", "read a!,z,b!", "read 10"]);
     });
 
+    it("a flow child a unique lock kept out is read as skipped beside the others' states", async () => {
+      const Parent = defineJob({
+        name: "Parent",
+        perform: async (ctx) =>
+          void log.push(`read ${(await batches.childResults(ctx)).map((c) => `${c.state}:${c.value}`).join()}`),
+      });
+      const Only = defineJob({ name: "Only", unique: { for: 60 }, perform: (_ctx, n: number) => n });
+      extra = [Parent, Only];
+      assert.ok(await client.push(Only, [7]), "the first copy holds the lock");
+      await batches.flow(client, { job: [Parent, []], children: [{ job: [Only, [7]] }, { job: [Work, ["w"]] }] });
+      await settle();
+      assert.deepEqual(log.filter((l) => l.startsWith("read")), ["read skipped:undefined,succeeded:w!"]);
+    });
+
     it("the make-flow script resent (its reply lost) writes nothing twice", async () => {
       const bid = "flowresent0001";
       const keys = [client.keys.batch(bid), client.keys.batchJobs(bid), client.keys.batchFailed(bid)];

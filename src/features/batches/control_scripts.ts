@@ -125,10 +125,19 @@ for f = 1, #KEYS / 4 do
   local b = (f - 1) * 4
   local order = redis.call("HGET", KEYS[b + 1], "order")
   if order then
-    local states = {}
+    -- Every child's state in one HMGET (a command from Lua costs more than its own work); a child not pushed has none.
+    local states, jids, at = {}, {}, {}
     for i, entry in ipairs(cjson.decode(order)) do
-      local jid = entry[1]
-      states[i] = type(jid) == "string" and redis.call("HGET", KEYS[b + 2], jid) or false
+      states[i] = false
+      if type(entry[1]) == "string" then
+        jids[#jids + 1] = entry[1]
+        at[#jids] = i
+      end
+    end
+    for from = 1, #jids, 1000 do
+      local last = math.min(from + 999, #jids)
+      local got = redis.call("HMGET", KEYS[b + 2], unpack(jids, from, last))
+      for x = from, last do states[at[x]] = got[x - from + 1] end
     end
     out[f] = {order, states, redis.call("HGETALL", KEYS[b + 4]), redis.call("HGETALL", KEYS[b + 3])}
   else
