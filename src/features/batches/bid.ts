@@ -15,7 +15,8 @@ import { fillRandom } from "../../random_bytes.ts";
 export const MAX_BATCH_DEPTH = 10;
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-const PART = /^[A-Za-z0-9_-]{14}$/;
+/** A root's 14 characters, then a dot and 14 more per level, at most {@link MAX_BATCH_DEPTH} levels. */
+const BID = new RegExp(`^[A-Za-z0-9_-]{14}(?:\\.[A-Za-z0-9_-]{14}){0,${MAX_BATCH_DEPTH - 1}}$`);
 
 /**
  * A new batch id: a root's, or a child's of `parent`.
@@ -50,8 +51,7 @@ export function newBid(parent?: string): string {
 export function isBid(value: unknown): value is string {
   if (typeof value !== "string" || value.length > 15 * MAX_BATCH_DEPTH) return false;
   if (seen.has(value)) return true;
-  const parts = value.split(".");
-  const ok = parts.length <= MAX_BATCH_DEPTH && parts.every((p) => PART.test(p));
+  const ok = BID.test(value);
   if (ok) {
     if (seen.size >= 10_000) seen.clear();
     seen.add(value);
