@@ -12,7 +12,7 @@
 /** Bytes one fill draws (a flow of ten children takes about 150). */
 const POOL_BYTES = 4096;
 
-let pool: Uint8Array | undefined;
+let pool: Uint8Array<ArrayBuffer> | undefined;
 let used = POOL_BYTES;
 
 /**
@@ -24,7 +24,7 @@ let used = POOL_BYTES;
  * const bytes = fillRandom(new Uint8Array(12));
  * ```
  */
-export function fillRandom(target: Uint8Array): Uint8Array {
+export function fillRandom(target: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
   if (target.length > POOL_BYTES / 4) {
     // getRandomValues fills at most 65,536 bytes per call.
     for (let i = 0; i < target.length; i += 65536) crypto.getRandomValues(target.subarray(i, i + 65536));
