@@ -146,6 +146,13 @@ function addLeaf(groups: Map<string, LeafGroup>, child: FlowNode, i: number): vo
 }
 
 /**
+ * Most children a flow made in one call has: a bulk push's default batch
+ * (a bound on the script's size and on how long it holds Redis); a wider
+ * flow is filled the usual way, a thousand children per call.
+ */
+const ONE_CALL_CHILDREN = 1000;
+
+/**
  * Makes a flow whose children are all leaves without push options of their
  * own in one call (`make_flow_script.ts`): the batch, its children's
  * membership and the children, atomically, with no registration to open and
@@ -160,6 +167,7 @@ async function madeInOneCall(
   options: FlowOptions,
 ): Promise<boolean> {
   const children = node.children!;
+  if (children.length > ONE_CALL_CHILDREN) return false;
   if (children.some((child) => child.children?.length || child.job[2] !== undefined)) return false;
   const groups = new Map<string, LeafGroup>();
   children.forEach((child, i) => addLeaf(groups, child, i));
