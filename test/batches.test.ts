@@ -32,6 +32,7 @@ import type { Batch } from "../src/features/batches/mod.ts";
 import { BATCH_OUTCOME, type ChainKeys, chainKeys, outcomeItem } from "../src/features/batches/outcome_script.ts";
 import { frameWrites } from "../src/server/frame_writes.ts";
 import { MAKE_FLOW } from "../src/features/batches/make_flow_script.ts";
+import { EMBED_FIELD, EMBED_MAX } from "../src/features/batches/counting.ts";
 import type { FeatureContext, RunningJobInfo } from "../src/server/worker_feature.ts";
 import type { AnyJob } from "../src/job.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
@@ -893,7 +894,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(dead.filter((e) => e.errorClass === "Edgekiq::ChildFailed").length, 2, "mid and top");
     });
 
-    it("flow parents that start together read their children in one call", async () => {
+    it("flow parents that start together read their children in one call (or from their payloads, none)", async () => {
       const reads: number[] = [];
       const counting = new Proxy(redis, {
         get(target, prop, receiver) {
@@ -924,6 +925,69 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       // The children first, then the five parents (on a queue of their own), fetched together and started side by side.
       await drain({ transport: redis, jobs: [Work], features: [batches], budgetMs: 5000, logger: silentLogger });
       assert.equal(await redis.call("LLEN", "queue:parents"), 5, "the parents wait, pushed by their last child");
+      const queued = (await redis.call("LRANGE", "queue:parents", 0, -1)) as string[];
+      assert.ok(queued.every((raw) => Array.isArray(JSON.parse(raw)[EMBED_FIELD])), "each carries its children");
+      const expected = [
+        'p1 <- "p1a!","p1b!"',
+        'p2 <- "p2a!","p2b!"',
+        'p3 <- "p3a!","p3b!"',
+        'p4 <- "p4a!","p4b!"',
+        'p5 <- "p5a!","p5b!"',
+      ];
+      const run = () =>
+        drain({
+          transport: counting as Transport,
+          jobs: [Sum],
+          queues: ["parents"],
+          features: [batches],
+          budgetMs: 5000,
+          logger: silentLogger,
+        });
+      // Parents as an older version pushed them (no children carried): they read from Redis, in one call.
+      await redis.call("DEL", "queue:parents");
+      for (const raw of queued) {
+        const { [EMBED_FIELD]: _carried, ...bare } = JSON.parse(raw);
+        await redis.call("RPUSH", "queue:parents", JSON.stringify(bare));
+      }
+      await run();
+      assert.deepEqual(log.filter((l) => l.includes("<-")).sort(), expected);
+      assert.deepEqual(reads, [5], "one call read the five flows' children");
+      // The same parents carrying their children read nothing.
+      log = [];
+      await redis.call("DEL", "queue:parents");
+      await redis.call("RPUSH", "queue:parents", ...queued);
+      await run();
+      assert.deepEqual(log.filter((l) => l.includes("<-")).sort(), expected);
+      assert.deepEqual(reads, [5], "no read more");
+    });
+
+    it("a flow parent whose children's results are too big to carry reads them from Redis", async () => {
+      const reads: string[] = [];
+      const counting = new Proxy(redis, {
+        get(target, prop, receiver) {
+          if (prop === "withSignal") return undefined;
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== "script") return typeof value === "function" ? value.bind(target) : value;
+          return (script: { name: string }, keys: string[], args: never) => {
+            reads.push(script.name);
+            return target.script(script as never, keys as never, args);
+          };
+        },
+      });
+      const Large = defineJob({ name: "Large", perform: (_ctx, n: number) => "y".repeat(6000) + n });
+      const Sum = defineJob({
+        name: "Sum",
+        perform: async (ctx) =>
+          void log.push(`sum ${(await batches.childResults(ctx)).map((c) => String(c.value).length).join()}`),
+      });
+      extra = [Large, Sum];
+      await batches.flow(client, {
+        job: [Sum, [], { queue: "parents" }],
+        children: [1, 2, 3].map((n) => ({ job: [Large, [n]] as const })),
+      });
+      await drain({ transport: redis, jobs: [Large], features: [batches], budgetMs: 5000, logger: silentLogger });
+      const [raw] = (await redis.call("LRANGE", "queue:parents", 0, -1)) as string[];
+      assert.equal(JSON.parse(raw)[EMBED_FIELD], undefined, `18 KB of results is over ${EMBED_MAX} bytes: not carried`);
       await drain({
         transport: counting as Transport,
         jobs: [Sum],
@@ -932,14 +996,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         budgetMs: 5000,
         logger: silentLogger,
       });
-      assert.deepEqual(log.filter((l) => l.includes("<-")).sort(), [
-        'p1 <- "p1a!","p1b!"',
-        'p2 <- "p2a!","p2b!"',
-        'p3 <- "p3a!","p3b!"',
-        'p4 <- "p4a!","p4b!"',
-        'p5 <- "p5a!","p5b!"',
-      ]);
-      assert.deepEqual(reads, [5], "one call read the five flows' children");
+      assert.deepEqual(log, ["sum 6001,6001,6001"]);
+      assert.ok(reads.includes("readFlowChildren"), "read from Redis");
     });
 
     it("a flow child's return value over the limit fails its parent with a clear error", async () => {

@@ -46,6 +46,17 @@
 import type { ScriptRedis } from "../../transport/script.ts";
 import type { RedisReply } from "../../transport/redis_values.ts";
 
+/**
+ * The payload field a flow's parent finds its children in (order, states,
+ * results, failures as JSON, the form `readFlowChildren` answers), written
+ * when its success fires because every child succeeded and they fit in
+ * {@link EMBED_MAX} bytes; otherwise it reads them from Redis.
+ */
+export const EMBED_FIELD = "edgekiq_children";
+
+/** Most bytes of children's data a flow parent's payload carries. */
+export const EMBED_MAX = 16_384;
+
 /** `count` is `open * UNIT + left`: 2^26 members of each kind at most, exact in a Lua number (a double). */
 export const UNIT = 67_108_864;
 
@@ -124,22 +135,43 @@ local function kid_policy(c, lv)
   local s = redis.call("HGET", c.k[lv + 1].jobs, "b:" .. c.bids[lv])
   return s and policy(s) or ""
 end
-local function push_callback(c, lv, event)
+-- A flow's children as its parent reads them (order, states, results, failures), when every child has succeeded (their
+-- states are final) and it all fits in ${EMBED_MAX} bytes: the parent then reads them from its payload, not from Redis.
+local function children_of(c, lv)
+  local k = c.k[lv]
+  local order = redis.call("HGET", k.meta, "order")
+  -- A flow too wide to fit is known by its order alone, before its results are read.
+  if not order or #order > ${EMBED_MAX} then return nil end
+  local size = #order
+  local results, failed = redis.call("HGETALL", k.results), redis.call("HGETALL", k.failed)
+  for i = 2, #results, 2 do size = size + #results[i] + 40 end
+  for i = 2, #failed, 2 do size = size + #failed[i] + 40 end
+  if size > ${EMBED_MAX} then return nil end
+  local jids = {}
+  for i, entry in ipairs(cjson.decode(order)) do jids[i] = type(entry[1]) == "string" and entry[1] or "" end
+  local states = redis.call("HMGET", k.jobs, unpack(jids))
+  for i = 1, #jids do states[i] = states[i] or false end
+  return cjson.encode({order, states, results, failed})
+end
+local function push_callback(c, lv, event, settled)
   local v = redis.call("HMGET", c.k[lv].meta, "cb:" .. event, "cbq:" .. event, "cbj:" .. event)
   local raw, queue, jid = v[1], v[2], v[3]
   if not raw then return "" end
   if lv < c.L then register(c, lv + 1, jid, "0" .. (event == "success" and kid_policy(c, lv) or "")) end
+  local body = string.sub(raw, 1, -2)
+  local children = settled and event == "success" and children_of(c, lv)
+  if children then body = body .. ',"${EMBED_FIELD}":' .. children end
   local qkey = c.qk[queue]
   if qkey then
     redis.call("SADD", c.queues, queue)
-    redis.call("LPUSH", qkey, string.sub(raw, 1, -2) .. ',"enqueued_at":' .. wire_time(c, lv) .. "}")
+    redis.call("LPUSH", qkey, body .. ',"enqueued_at":' .. wire_time(c, lv) .. "}")
   else
-    redis.call("ZADD", c.schedule, c.now / 1000, raw)
+    redis.call("ZADD", c.schedule, c.now / 1000, body .. "}")
   end
   return jid
 end
-fire = function(c, lv, event)
-  local note = cancelled(c, lv) and "cancelled" or push_callback(c, lv, event)
+fire = function(c, lv, event, settled)
+  local note = cancelled(c, lv) and "cancelled" or push_callback(c, lv, event, settled)
   redis.call("HSET", c.k[lv].meta, "fired:" .. event, c.now .. ":" .. note)
   if lv < c.L and event ~= "death" then
     mark(c, lv + 1, "b:" .. c.bids[lv], event == "complete" and "1" or "2")
@@ -161,7 +193,7 @@ check = function(c, lv, count)
   end
   if not v[2] and count == 0 then
     redis.call("HSET", meta, "fired:success", "")
-    fire(c, lv, "success")
+    fire(c, lv, "success", true)
     fired = true
   end
   if fired and lv < c.L then check(c, lv + 1) end
@@ -372,23 +404,44 @@ export class CountingTwin {
     return s === null ? "" : s.slice(1);
   }
 
-  pushCallback(c: Ctx, lv: number, event: string): string {
+  /** A flow's children as its parent reads them, if they fit (see the Lua's `children_of`). */
+  childrenOf(c: Ctx, lv: number): string | undefined {
+    const k = c.k[lv];
+    const order = this.#hget(k.meta, "order");
+    if (order === null || order.length > EMBED_MAX) return undefined;
+    const results = this.#call("HGETALL", k.results) as string[];
+    const failed = this.#call("HGETALL", k.failed) as string[];
+    let size = order.length;
+    for (let i = 1; i < results.length; i += 2) size += results[i].length + 40;
+    for (let i = 1; i < failed.length; i += 2) size += failed[i].length + 40;
+    if (size > EMBED_MAX) return undefined;
+    const jids = (JSON.parse(order) as [string | null][]).map(([jid]) => (typeof jid === "string" ? jid : ""));
+    const states = (this.#call("HMGET", k.jobs, ...jids) as (string | null)[]).map((s) => s ?? false);
+    // As cjson: an empty table is an object.
+    const flat = (list: string[]) => (list.length ? list : {});
+    return JSON.stringify([order, states, flat(results), flat(failed)]);
+  }
+
+  pushCallback(c: Ctx, lv: number, event: string, settled = false): string {
     const [raw, queue, jid] = this.#call("HMGET", c.k[lv].meta, `cb:${event}`, `cbq:${event}`, `cbj:${event}`) as (
       | string
       | null
     )[];
     if (raw === null) return "";
     if (lv < c.L) this.register(c, lv + 1, jid!, "0" + (event === "success" ? this.kidPolicy(c, lv) : ""));
+    let body = raw.slice(0, -1);
+    const children = settled && event === "success" ? this.childrenOf(c, lv) : undefined;
+    if (children !== undefined) body += `,"${EMBED_FIELD}":${children}`;
     const qkey = c.qk.get(queue!);
     if (qkey !== undefined) {
       this.#call("SADD", c.queues, queue!);
-      this.#call("LPUSH", qkey, `${raw.slice(0, -1)},"enqueued_at":${this.wireTime(c, lv)}}`);
-    } else this.#call("ZADD", c.schedule, c.now / 1000, raw);
+      this.#call("LPUSH", qkey, `${body},"enqueued_at":${this.wireTime(c, lv)}}`);
+    } else this.#call("ZADD", c.schedule, c.now / 1000, `${body}}`);
     return jid!;
   }
 
-  fire(c: Ctx, lv: number, event: string): void {
-    const note = this.cancelled(c, lv) ? "cancelled" : this.pushCallback(c, lv, event);
+  fire(c: Ctx, lv: number, event: string, settled = false): void {
+    const note = this.cancelled(c, lv) ? "cancelled" : this.pushCallback(c, lv, event, settled);
     this.#call("HSET", c.k[lv].meta, `fired:${event}`, `${c.now}:${note}`);
     if (lv < c.L && event !== "death") this.mark(c, lv + 1, `b:${c.bids[lv]}`, event === "complete" ? "1" : "2");
   }
@@ -411,7 +464,7 @@ export class CountingTwin {
     }
     if (success === null && count === 0) {
       this.#call("HSET", meta, "fired:success", "");
-      this.fire(c, lv, "success");
+      this.fire(c, lv, "success", true);
       fired = true;
     }
     if (fired && lv < c.L) this.check(c, lv + 1);

@@ -15,7 +15,7 @@
 import { type Client, preparePush } from "../../client.ts";
 import type { PushOptions } from "../../job.ts";
 import type { PlannedJob } from "../../push_buffer.ts";
-import type { RedisArg } from "../../transport/redis_values.ts";
+import type { RedisArg, RedisReply } from "../../transport/redis_values.ts";
 import { MAKE_FLOW } from "./make_flow_script.ts";
 import { BATCH_GUARD } from "./push_guard.ts";
 import { BatchError, PayloadError } from "../../errors.ts";
@@ -38,6 +38,7 @@ import {
 } from "./batch.ts";
 import { callbackMark, type JobSpecTuple } from "./callbacks.ts";
 import { type FlowChildrenReply, type FlowOrder, READ_FLOW_CHILDREN } from "./control_scripts.ts";
+import { EMBED_FIELD } from "./counting.ts";
 import { EndOfBurst } from "../../end_of_burst.ts";
 import type { Transport } from "../../transport/transport.ts";
 
@@ -297,15 +298,7 @@ export async function readChildren(
       } ${ctx.jid} as it is not a flow's job with children`,
     );
   }
-  const k = ctx.keys;
-  let reads = childReads.get(ctx.transport);
-  if (!reads) childReads.set(ctx.transport, reads = new ChildReads(ctx.transport));
-  const reply = await reads.read([
-    k.batch(mark.bid),
-    k.batchJobs(mark.bid),
-    k.batchFailed(mark.bid),
-    k.batchResults(mark.bid),
-  ]);
+  const reply = carried(ctx.payload) ?? await readFromRedis(ctx, mark.bid);
   if (!reply) {
     throw new BatchError(`Cannot read the children of job ${ctx.jid} as its flow ${mark.bid} is gone (it expired)`);
   }
@@ -327,6 +320,34 @@ export async function readChildren(
     if (state?.[0] === "1") return { jid, className, ...own, state: "failed", error };
     return { jid, className, ...own, state: "waiting" };
   });
+}
+
+/**
+ * The children a parent's payload carries (written when its flow succeeded
+ * and they fit: `EMBED_FIELD`); undefined when it carries none, or not in
+ * that form (then they are read from Redis).
+ */
+function carried(payload: JobContext["payload"]): FlowChildrenReply | undefined {
+  const value = (payload as Record<string, unknown>)[EMBED_FIELD];
+  if (!Array.isArray(value) || value.length !== 4 || typeof value[0] !== "string" || !Array.isArray(value[1])) {
+    return undefined;
+  }
+  try {
+    return READ_FLOW_CHILDREN.decode([value as RedisReply])[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A parent's children read from its flow's keys (parents starting together share one call). */
+function readFromRedis(
+  ctx: Pick<JobContext, "transport" | "keys">,
+  bid: string,
+): Promise<FlowChildrenReply | undefined> {
+  const k = ctx.keys;
+  let reads = childReads.get(ctx.transport);
+  if (!reads) childReads.set(ctx.transport, reads = new ChildReads(ctx.transport));
+  return reads.read([k.batch(bid), k.batchJobs(bid), k.batchFailed(bid), k.batchResults(bid)]);
 }
 
 function parseFailure(raw: string): { errorClass: string; errorMessage: string; dead: boolean } {
