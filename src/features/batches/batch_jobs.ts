@@ -37,7 +37,14 @@ import { type BatchEvent, callbackMark } from "./callbacks.ts";
 import { createFlow, type Flow, type FlowChild, type FlowNode, type FlowOptions, readChildren } from "./flow.ts";
 import { InfoCache } from "./info_cache.ts";
 import { BATCH_OPTION_RULES } from "./options.ts";
-import { BATCH_OUTCOME, type ChainKeys, chainKeys, type MemberKind, outcomeItem } from "./outcome_script.ts";
+import {
+  BATCH_OUTCOME,
+  type ChainKeys,
+  chainKeys,
+  type MemberKind,
+  outcomeItem,
+  successItem,
+} from "./outcome_script.ts";
 import { BATCH_GUARD } from "./push_guard.ts";
 import { BATCHES_DASHBOARD } from "./batches_dashboard.ts";
 
@@ -198,6 +205,15 @@ export function batchJobs(options: BatchJobsOptions = {}): BatchJobs {
       }
     }
     const queues = cache.queues(bid, payload.queue);
+    if (kind === "ok" && level === 1 && !mark && info === "") {
+      const { keys, head, args } = successItem(site.keys, chain, {
+        member: payload.jid,
+        result: value,
+        now: Date.now(),
+        queues,
+      });
+      return { script: BATCH_OUTCOME, keys, head, args, coalesce: true };
+    }
     const { keys, head, args } = outcomeItem(site.keys, {
       op: "job",
       bid,

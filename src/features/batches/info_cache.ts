@@ -49,6 +49,8 @@ export class InfoCache {
 
   /** Whether every batch of `bid`'s chain is known here. */
   known(bid: string): boolean {
+    // A root (most batches) is its own chain: no chain made per job.
+    if (!bid.includes(".")) return this.#infos.has(bid);
     return bidChain(bid).every((b) => this.#infos.has(b));
   }
 

@@ -79,22 +79,40 @@ export function outcomeItem(
   item: OutcomeItem,
   chain: ChainKeys = chainKeys(k, item.bid),
 ): { keys: readonly string[]; head: readonly RedisArg[]; args: RedisArg[] } {
-  const placed = placeFor(k, chain, item.queues);
-  // The head's time is the call's: a call carries one burst of work, its items' times within it. Items of one
-  // millisecond share one head.
-  if (placed.head[0] !== item.now) placed.head = [item.now, ...placed.head.slice(1)];
-  const head = placed.head;
   if (item.op === "job" && item.kind === "ok" && item.level === 1 && item.callback === "" && item.info === "") {
-    // The common items: a plain success is its member alone (and joins a run of them: see frameWrites); a flow
-    // child's success its member and its result.
-    return { keys: placed.keys, head, args: item.result === "" ? [item.member] : [item.member, item.result] };
+    return successItem(k, chain, item);
   }
+  const placed = placeFor(k, chain, item.queues, item.now);
   const args: RedisArg[] = [item.op, item.member, item.kind, item.level, item.callback, item.info, item.result];
   // Trailing defaults are left out.
   let n = args.length;
   while (n > 3 && args[n - 1] === ITEM_DEFAULTS[n - 1]) n--;
   args.length = n;
-  return { keys: placed.keys, head, args };
+  return { keys: placed.keys, head: placed.head, args };
+}
+
+/**
+ * The common item, a job's success in its own batch: its member alone (it
+ * joins a run of them: see frameWrites), or for a flow's child its member
+ * and its result. What {@link outcomeItem} makes of such an item, without
+ * the item (a worker makes one per batch job).
+ *
+ * @example
+ * ```ts
+ * const { keys, head, args } = successItem(k, chain, { member: jid, result: "", now: Date.now(), queues });
+ * ```
+ */
+export function successItem(
+  k: Keys,
+  chain: ChainKeys,
+  item: Pick<OutcomeItem, "member" | "result" | "now" | "queues">,
+): { keys: readonly string[]; head: readonly RedisArg[]; args: RedisArg[] } {
+  const placed = placeFor(k, chain, item.queues, item.now);
+  return {
+    keys: placed.keys,
+    head: placed.head,
+    args: item.result === "" ? [item.member] : [item.member, item.result],
+  };
 }
 
 /** What an item's args from the fourth on are when left out: level 1, no callback, failure or result. */
@@ -104,13 +122,17 @@ const ITEM_DEFAULTS: readonly RedisArg[] = ["", "", "", 1, "", "", ""];
  * An item's KEYS and head: made once per chain and queue list and shared by
  * every item that names them (the settler sends a shared pair once per call).
  */
-function placeFor(k: Keys, chain: ChainKeys, queues: readonly string[]): Placement {
-  const kept = placements.get(chain);
-  if (kept?.queues === queues) return kept;
-  const keys = [...chain.keys, k.queues, k.schedule, k.dead];
-  for (const queue of queues) keys.push(k.queue(queue));
-  const placed = { queues, keys, head: [0, chain.chain.length, ...chain.chain, queues.length, ...queues] };
-  placements.set(chain, placed);
+function placeFor(k: Keys, chain: ChainKeys, queues: readonly string[], now: number): Placement {
+  let placed = placements.get(chain);
+  if (placed?.queues !== queues) {
+    const keys = [...chain.keys, k.queues, k.schedule, k.dead];
+    for (const queue of queues) keys.push(k.queue(queue));
+    placed = { queues, keys, head: [now, chain.chain.length, ...chain.chain, queues.length, ...queues] };
+    placements.set(chain, placed);
+  }
+  // The head's time is the call's: a call carries one burst of work, its items' times within it. Items of one
+  // millisecond share one head.
+  if (placed.head[0] !== now) placed.head = [now, ...placed.head.slice(1)];
   return placed;
 }
 
