@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, createClient, createWorker, defineJob, drain, type Transport } from "../mod.ts";
+import { ConfigError, createClient, createWorker, defineJob, drain, type Transport, TransportError } from "../mod.ts";
+import { defineScript } from "../src/extend.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { FEW_QUEUES } from "../src/server/empty_queues.ts";
@@ -283,6 +284,83 @@ eachTarget("fetching", (t) => {
     await t.worker.run();
     await waitFor(() => state.done === 500, "500 jobs");
     assert.ok(seen.named.every((n) => n === FEW_QUEUES || n === 0), JSON.stringify(seen.named));
+  });
+
+  it("carries a finished job's outcome write in its next call, and acknowledges the job only in a later one", async () => {
+    // One key per write: SET note:<jid> for every jid the frames carry (see frameWrites).
+    const NOTE = defineScript<unknown>({
+      name: "noteDone",
+      idempotent: true,
+      keys: ["...per write: its key"],
+      argv: ["...per write: #keys, #args or -m, jid or m jids joined by newlines"],
+      lua: `
+local a = 1
+while a <= #ARGV do
+  local na = tonumber(ARGV[a + 1])
+  for jid in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("SET", "note:" .. jid, 1) end
+  a = a + (na < 0 and 3 or 2 + na)
+end
+return 1`,
+      twin(redis, _keys, argv) {
+        for (let a = 0; a < argv.length;) {
+          const na = Number(argv[a + 1]);
+          for (const jid of argv[a + 2].split("\n")) redis.call("SET", `note:${jid}`, 1);
+          a += na < 0 ? 3 : 2 + na;
+        }
+        return 1;
+      },
+    });
+    let failures = 1;
+    const after: { written: boolean; held: number }[] = [];
+    let jid = "";
+    const flaky: Transport = Object.create(t.redis, {
+      script: {
+        value: async (script: Script<unknown>, scriptKeys: string[], argv: RedisArg[]) => {
+          if (script.name === "fetch+noteDone" && failures-- > 0) {
+            throw new TransportError("connection", "Connection is closed.", { maybeApplied: false });
+          }
+          const reply = await t.redis.script(script, scriptKeys, argv);
+          after.push({
+            written: (await t.redis.call("GET", `note:${jid}`)) === "1",
+            held: await heldCount(t.redis, "carrier"),
+          });
+          return reply;
+        },
+      },
+    });
+    const fetcher = await registeredFetch(t.redis, "carrier", ["default"], flaky);
+    const uncarried: string[] = [];
+    const carriable = fetcher.carries({
+      uncarried: (unit) => (uncarried.push(unit.raw), Promise.resolve("ack")),
+      wanted: () => {},
+    });
+    const Note = defineJob({ name: "Note", perform() {} });
+    jid = (await createClient({ transport: t.redis }).push(Note, []))!;
+    const { units } = await fetcher.take(10, 1);
+    assert.equal(units.length, 1);
+    after.length = 0;
+    const write = { script: NOTE, keys: ["note"], args: [jid], coalesce: true };
+    assert.equal(carriable(write), true, "any key is carried on a single Redis");
+    fetcher.carry(units[0], { write, mayBeRequeued: false });
+    // The carrying call fails before reaching Redis: nothing written, the job still held, the write kept for the next.
+    await assert.rejects(fetcher.flush(), TransportError);
+    assert.equal(await t.redis.call("GET", `note:${jid}`), null);
+    assert.equal(await heldCount(t.redis, "carrier"), 1);
+    await fetcher.flush();
+    assert.deepEqual(after, [{ written: true, held: 1 }, { written: true, held: 0 }], "written first, acked after");
+    assert.deepEqual(uncarried, [], "a call that may succeed again is not written another way");
+    // On a cluster one call's keys share a slot: a feature's keys outside the namespace's hash tag are not carried.
+    const onCluster = new ReliableFetch({
+      transport: Object.create(t.redis, { keyspace: { value: "cluster" } }),
+      keys: keys("", "cluster"),
+      identity: "carrier2",
+      capsule: "default",
+      queues: parseQueues(["default"]),
+      blockSeconds: 1,
+      ttl: 60,
+    }).carries({ uncarried: () => Promise.resolve("ack"), wanted: () => {} });
+    assert.equal(onCluster(write), false, "an untagged key goes in a call of its own");
+    assert.equal(onCluster({ ...write, keys: ["{edgekiq}:note"] }), true, "a key under the namespace's tag is carried");
   });
 
   it("one held hash per capsule: recovery puts each batch back on its own queue, even with no list of queues", async () => {

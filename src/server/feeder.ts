@@ -23,6 +23,7 @@ import type { UnitOfWork } from "./unit_of_work.ts";
 import type { Prefetch } from "./prefetch.ts";
 import type { UnitOutcome } from "./settler.ts";
 import { JobControl } from "./job_control.ts";
+import type { OutcomeWrite } from "./worker_feature.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */
 export interface BusyUnit {
@@ -107,7 +108,8 @@ export class Feeder {
   #wake: (() => void) | undefined;
   /** A wake-up that came while the loop was busy; its next wait returns at once. */
   #wakePending = false;
-  #sleep: { timer: ReturnType<typeof setTimeout>; resolve: () => void } | undefined;
+  /** The loop's pause; `idle`: a backoff pause (one after a failed fetch is never cut short by work to send). */
+  #sleep: { timer: ReturnType<typeof setTimeout>; resolve: () => void; idle: boolean } | undefined;
   #blocking = new AbortController();
   /** Something must reach Redis soon (a lock released at a job's start) even if no fetch is due. */
   #flushWanted = false;
@@ -230,6 +232,22 @@ export class Feeder {
     });
   }
 
+  /**
+   * A handed-out unit has finished after `ms` and its outcome is `write`
+   * alone, carried by the fetcher's next call (see `Fetcher.carry`): it
+   * leaves its slot now, as an acknowledged one does, and stays held until
+   * the write is in and its acknowledgement has followed.
+   */
+  finishCarried(unit: UnitOfWork, write: OutcomeWrite, ms: number): void {
+    try {
+      this.#options.fetcher.carry!(unit, { write, mayBeRequeued: this.#mayBeRequeued.has(unit) });
+      // After quiet no fetch carries anything: send it on its own.
+      if (this.#quiet) this.#flushSoon();
+    } finally {
+      this.#release(unit, ms);
+    }
+  }
+
   /** A finished unit leaves its slot. */
   #release(unit: UnitOfWork, ms: number): undefined {
     if (!this.#writing.has(unit)) this.#options.prefetch.job(ms);
@@ -269,8 +287,17 @@ export class Feeder {
    * runs a long job there may be no next fetch for a long time.
    */
   flushSoon(): void {
+    // After quiet no loop runs to carry it: a flush of its own.
+    if (this.#quiet) return this.#flushSoon();
     this.#flushWanted = true;
     this.#signal();
+    // A backoff pause would keep it for up to pollMaxMs: the pause ends, and the loop's next call carries it.
+    const sleep = this.#sleep;
+    if (sleep?.idle) {
+      this.#sleep = undefined;
+      clearTimeout(sleep.timer);
+      sleep.resolve();
+    }
   }
 
   /**
@@ -406,7 +433,7 @@ export class Feeder {
         await this.#nextWake();
       } else if (this.#options.idle === "backoff") {
         backoff = Math.min(this.#options.pollMaxMs, backoff ? backoff * 2 : 50);
-        await this.#pause(backoff);
+        await this.#pause(backoff, true);
       }
     }
     await Promise.all(this.#launched);
@@ -493,10 +520,18 @@ export class Feeder {
     return new Promise<void>((resolve) => (this.#wake = resolve));
   }
 
-  #pause(ms: number): Promise<void> {
+  #pause(ms: number, idle = false): Promise<void> {
     if (!this.#fetching) return Promise.resolve();
     return new Promise((resolve) => {
-      this.#sleep = { timer: setTimeout(resolve, ms), resolve };
+      const sleep = {
+        timer: setTimeout(() => {
+          if (this.#sleep === sleep) this.#sleep = undefined;
+          resolve();
+        }, ms),
+        resolve,
+        idle,
+      };
+      this.#sleep = sleep;
     });
   }
 }

@@ -8,6 +8,27 @@
  * @module
  */
 import type { UnitOfWork } from "./unit_of_work.ts";
+import type { OutcomeWrite } from "./worker_feature.ts";
+import type { UnitOutcome } from "./settler.ts";
+
+/** A finished job whose one coalescing outcome write a fetcher carries (see {@link Fetcher.carry}). */
+export interface CarriedWrite {
+  readonly write: OutcomeWrite;
+  /** Acknowledge it by its payload (it may have been put back meanwhile). */
+  readonly mayBeRequeued: boolean;
+}
+
+/** How a fetcher that carries writes reaches the rest of the worker. */
+export interface Carrying {
+  /**
+   * A carried write that failed in a way no resend fixes (a key of the wrong
+   * type) is written the usual way instead, job by job, so only a bad
+   * write's job is buried: resolves to what to do with the job then.
+   */
+  uncarried(unit: UnitOfWork, write: OutcomeWrite): Promise<UnitOutcome>;
+  /** Carried writes wait and no call is on its way: have one go soon (a fetch that tops up, say). */
+  wanted(): void;
+}
 
 /** What one {@link Fetcher.take} got. */
 export interface Take {
@@ -50,6 +71,18 @@ export interface Fetcher {
   block(signal: AbortSignal): Promise<UnitOfWork[]>;
   /** Records a finished job, sent with the next call; `mayBeRequeued` acknowledges it by its payload. */
   ack(unit: UnitOfWork, mayBeRequeued: boolean): void;
+  /**
+   * Carries features' coalescing outcome writes in its calls from now on
+   * (reliable fetch does; basic fetch holds nothing to acknowledge): returns
+   * which writes it can carry (on a cluster, those whose keys share its slot).
+   */
+  carries?(carrying: Carrying): (write: OutcomeWrite) => boolean;
+  /**
+   * Records a finished job whose outcome is `item.write`: the write goes with
+   * the next call (or, soon, one of its own), and the job's acknowledgement
+   * with a call after the one that wrote it answered.
+   */
+  carry?(unit: UnitOfWork, item: CarriedWrite): void;
   /** Records that a job started (jobs start in token order). */
   started(unit: UnitOfWork): void;
   /** Writes that a recovered job started, before it runs. */

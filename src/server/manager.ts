@@ -9,8 +9,16 @@
 import type { Logger } from "../logger.ts";
 import type { BusyUnit, Feeder } from "./feeder.ts";
 import type { Fetcher } from "./fetcher.ts";
-import { type PendingOutcome, type ProcessorDeps, processUnit, type SharedDeps } from "./processor.ts";
+import {
+  CarriedOutcome,
+  type PendingOutcome,
+  type ProcessorDeps,
+  processUnit,
+  type SharedDeps,
+  writeUncarried,
+} from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
+import type { OutcomeWrite } from "./worker_feature.ts";
 import { Settler } from "./settler.ts";
 
 export type { BusyUnit } from "./feeder.ts";
@@ -126,8 +134,13 @@ export class Manager {
         },
       },
     };
+    // A fetcher that carries outcome writes takes a job's lone coalescing write in its next call (see Fetcher.carry).
+    const carry = fetcher.carries?.({
+      uncarried: (unit, write) => writeUncarried(deps, unit, write),
+      wanted: () => this.#options.feeder.flushSoon(),
+    });
     this.#options.feeder.start();
-    for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps));
+    for (let i = 0; i < this.concurrency; i++) this.#processors.push(this.#processor(deps, carry));
   }
 
   /**
@@ -206,7 +219,7 @@ export class Manager {
     });
   }
 
-  async #processor(deps: ProcessorDeps): Promise<void> {
+  async #processor(deps: ProcessorDeps, carry: ((write: OutcomeWrite) => boolean) | undefined): Promise<void> {
     const feeder = this.#options.feeder;
     // With features' outcome writes, a slot starts its next job as soon as
     // `perform` is over, while earlier ones' writes finish (at most
@@ -224,10 +237,17 @@ export class Manager {
       let pending: PendingOutcome | undefined;
       try {
         if (unit.recovered) await feeder.begin(unit);
-        const outcome = await processUnit(deps, unit, { control: feeder.control(unit), defer: overlap });
+        // A suspect's outcome and ack are written before the next suspect starts: never carried.
+        const outcome = await processUnit(deps, unit, {
+          control: feeder.control(unit),
+          defer: overlap,
+          carry: unit.suspect ? undefined : carry,
+        });
         if (typeof outcome === "string") {
           const finishing = feeder.finish(unit, outcome, performance.now() - started);
           if (finishing) await finishing;
+        } else if (outcome instanceof CarriedOutcome) {
+          feeder.finishCarried(unit, outcome.write, performance.now() - started);
         } else pending = outcome;
       } catch (error) {
         await this.#failed(unit, error, started);

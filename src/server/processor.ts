@@ -148,6 +148,50 @@ export interface UnitRun {
    * never ran, or whose outcome needs no write, resolves as without it.
    */
   readonly defer?: boolean;
+  /**
+   * With `defer`: a job whose only write is a coalescing one that this
+   * answers true for resolves to a {@link CarriedOutcome} (its fetcher
+   * carries the write) instead of waiting for it.
+   */
+  readonly carry?: (write: OutcomeWrite) => boolean;
+}
+
+/**
+ * A job whose `perform` is over and whose one outcome write, a coalescing
+ * one, its fetcher carries (`Feeder.finishCarried`): nothing to wait for here.
+ *
+ * @example
+ * ```ts
+ * const outcome = await processUnit(deps, unit, { defer: true, carry: () => true });
+ * if (outcome instanceof CarriedOutcome) feeder.finishCarried(unit, outcome.write, ms);
+ * ```
+ */
+export class CarriedOutcome {
+  readonly write: OutcomeWrite;
+
+  constructor(write: OutcomeWrite) {
+    this.write = write;
+  }
+}
+
+/**
+ * Writes a carried write the usual way, for one job (its fetcher's call
+ * failed for good: see `Carrying.uncarried`), burying the job if it can never
+ * be written.
+ *
+ * @example
+ * ```ts
+ * const outcome = await writeUncarried(deps, unit, write); // "ack", or "abandon" at hard shutdown
+ * ```
+ */
+export async function writeUncarried(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  write: OutcomeWrite,
+): Promise<UnitOutcome> {
+  // Through the settler's lane: writes that fell back together share a call, and if it cannot apply they are
+  // tried one by one, so only the write that can never apply buries its job.
+  return await orBury(deps, unit, FEATURES, await deps.settler.writeFeatures(unit, [write]));
 }
 
 /** A job whose `perform` is over and whose outcome is still being written (see `UnitRun.defer`). */
@@ -179,12 +223,16 @@ export function processUnit(
   unit: UnitOfWork,
   run?: UnitRun & { defer?: false },
 ): Promise<UnitOutcome>;
-export function processUnit(deps: ProcessorDeps, unit: UnitOfWork, run: UnitRun): Promise<UnitOutcome | PendingOutcome>;
+export function processUnit(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  run: UnitRun,
+): Promise<UnitOutcome | PendingOutcome | CarriedOutcome>;
 export async function processUnit(
   deps: ProcessorDeps,
   unit: UnitOfWork,
   run: UnitRun = {},
-): Promise<UnitOutcome | PendingOutcome> {
+): Promise<UnitOutcome | PendingOutcome | CarriedOutcome> {
   const control = run.control;
   let payload: JobPayload;
   try {
@@ -255,6 +303,7 @@ export async function processUnit(
   const writes = observe(deps, outcome);
   if (!writes) return "ack";
   if (writes.length > 1 || !writes[0].coalesce) return pendingOf(writeFeatures(deps, unit, writes));
+  if (run.carry?.(writes[0])) return new CarriedOutcome(writes[0]);
   return new CoalescedOutcome(deps, unit, writes[0]);
 }
 

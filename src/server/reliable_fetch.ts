@@ -25,12 +25,30 @@ import { startingNow } from "../scripts/recovered_mark.ts";
 import { RELEASE, RELEASE_NOT_NAMED } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
-import type { Fetcher, Take } from "./fetcher.ts";
+import type { CarriedWrite, Carrying, Fetcher, Take } from "./fetcher.ts";
+import type { OutcomeWrite } from "./worker_feature.ts";
+import { carrying, withCarried } from "../scripts/carrying.ts";
+import { frameWrites } from "./frame_writes.ts";
+import { EndOfBurst } from "../end_of_burst.ts";
+import type { Script } from "../transport/script.ts";
+import { TransportError } from "../transport/transport_error.ts";
 import type { QueueList } from "./queues.ts";
 import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
 import { pausedWait } from "./pause_wait.ts";
 import { QueueStates } from "./queue_states.ts";
 import { EmptyQueues } from "./empty_queues.ts";
+
+/** Most carried writes in one call (as many as the settler coalesces: a bound on one script's KEYS and time). */
+const MAX_CARRIED = 500;
+
+/** A finished job and its outcome write, waiting for a call. */
+interface Carried {
+  readonly unit: UnitOfWork;
+  readonly write: CarriedWrite["write"];
+  readonly mayBeRequeued: boolean;
+}
+
+const NONE: Carried[] = [];
 
 /** Options for a fetch strategy. */
 export interface FetcherOptions {
@@ -85,6 +103,17 @@ export class ReliableFetch implements Fetcher {
   #states: QueueStates;
   /** The queues found empty a moment ago: a busy fetch of many queues leaves them out. */
   #empties: EmptyQueues;
+  /** Set once the worker lets this fetcher carry outcome writes. */
+  #carrying: Carrying | undefined;
+  /** Finished jobs whose outcome write waits for a call, in order. */
+  #carried: Carried[] = [];
+  /** Calls on their way (a carried write recorded meanwhile waits for the next). */
+  #calls = 0;
+  /** A blocking wait is on (no call will come until it ends). */
+  #blocking = false;
+  /** Acks of jobs whose carried writes are in, that no call has been sent with yet. */
+  #ackOwed = false;
+  #carryBurst = new EndOfBurst(() => this.#carriedWaiting());
 
   constructor(options: FetcherOptions) {
     this.#options = options;
@@ -146,6 +175,89 @@ export class ReliableFetch implements Fetcher {
     this.#acks.ack(this.#index.get(unit.queue)!, id, unit.token % BATCH_SPAN, unit.raw, mayBeRequeued);
   }
 
+  /** Carries features' coalescing outcome writes in its calls (see {@link Fetcher.carries}). */
+  carries(carrying: Carrying): (write: OutcomeWrite) => boolean {
+    this.#carrying = carrying;
+    if (this.#options.transport.keyspace !== "cluster") return () => true;
+    // On a cluster one call's keys share a slot: a feature's keys outside the namespace's hash tag go on their own.
+    const tagged = this.#options.keys.prefix + ":";
+    const known = new WeakMap<readonly string[], boolean>();
+    return (write) => {
+      let ok = known.get(write.keys);
+      if (ok === undefined) known.set(write.keys, ok = write.keys.every((key) => key.startsWith(tagged)));
+      return ok;
+    };
+  }
+
+  /** Records a finished job and its outcome write (see {@link Fetcher.carry}). */
+  carry(unit: UnitOfWork, item: CarriedWrite): void {
+    this.#carried.push({ unit, write: item.write, mayBeRequeued: item.mayBeRequeued });
+    this.#carryBurst.note();
+  }
+
+  /**
+   * A burst of carried writes (or of their acks) is over: unless a call is
+   * on its way (it takes them, or the next does), have one go. Acks alone
+   * wait for the next fetch, as every ack does, unless a blocking wait
+   * would keep them.
+   */
+  #carriedWaiting(): void {
+    if (this.#calls > 0) return;
+    if (this.#blocking) this.#flushCarried();
+    else if (this.#carried.length) this.#carrying?.wanted();
+  }
+
+  /** During a blocking wait, carried writes and their acks go in a call of their own (not up to blockSeconds later). */
+  #flushCarried(): void {
+    if (this.#carried.length === 0 && !this.#ackOwed) return;
+    this.flush().catch((error) => this.#options.logger?.error("writing carried outcomes", { error: String(error) }));
+  }
+
+  /**
+   * The carried writes the next call takes: up to {@link MAX_CARRIED} of the
+   * first one's script, in order (another script's wait for a later call).
+   */
+  #takeCarried(): Carried[] {
+    if (this.#carried.length === 0) return NONE;
+    const script = this.#carried[0].write.script;
+    if (this.#carried.length <= MAX_CARRIED && this.#carried.every((c) => c.write.script === script)) {
+      const all = this.#carried;
+      this.#carried = [];
+      return all;
+    }
+    const taken: Carried[] = [];
+    const rest: Carried[] = [];
+    for (const c of this.#carried) (c.write.script === script && taken.length < MAX_CARRIED ? taken : rest).push(c);
+    this.#carried = rest;
+    return taken;
+  }
+
+  /**
+   * What becomes of carried writes once their call is over: written, each
+   * job is acknowledged (with a later call); failed in a way a resend may
+   * fix, they wait for the next call, first; failed for good (a key of the
+   * wrong type, say), each is written the usual way, job by job.
+   */
+  #carriedDone(taken: readonly Carried[], error?: unknown): void {
+    if (taken.length === 0) return;
+    if (error === undefined) {
+      for (const c of taken) this.ack(c.unit, c.mayBeRequeued);
+      this.#ackOwed = true;
+      return;
+    }
+    if (!(error instanceof TransportError) || error.kind === "command" || error.kind === "wrongtype") {
+      const carrying = this.#carrying!;
+      for (const c of taken) {
+        carrying.uncarried(c.unit, c.write).then(
+          (outcome) => void (outcome === "ack" && this.ack(c.unit, c.mayBeRequeued)),
+          (failure) => this.#options.logger?.error("writing an outcome", { error: String(failure) }),
+        );
+      }
+      return;
+    }
+    this.#carried.unshift(...taken);
+  }
+
   /**
    * Deletes `key` if it still holds `value`, with the next call: a lock a
    * job's middleware let go of, at no Redis command of its own.
@@ -196,6 +308,8 @@ export class ReliableFetch implements Fetcher {
     const batch = this.#next;
     if (max > 0) this.#next++;
     const acks = this.#acks.take(all);
+    const owed = this.#ackOwed;
+    this.#ackOwed = false;
     const named = this.#named(max > 0, acks.queues);
     const position = new Map(named.map((qi, p) => [qi, p + 1]));
     const mark = this.#mark > this.#sentMark ? this.#mark : 0;
@@ -226,30 +340,47 @@ export class ReliableFetch implements Fetcher {
     // The call's acks, releases, unlocks and landing go with the next call instead (each applies once).
     const restore = () => {
       acks.restore();
+      this.#ackOwed ||= owed;
       this.#released.unshift(...sent.released);
       this.#unlocks.unshift(...sent.unlocks);
       this.#landing ??= landing;
     };
     let result;
     const started = Date.now();
+    const keys = [
+      k.process(this.#options.identity),
+      k.heldRegistry,
+      k.dead,
+      this.#held,
+      k.paused,
+      landing ? this.#landingKeys[landing[0] - 1] : this.#held,
+      ...named.map((qi) => this.#queueKeys[qi - 1]),
+      ...sent.unlocks.map(([key]) => key),
+    ];
+    const taken = this.#takeCarried();
+    this.#calls++;
     try {
-      result = await this.#options.transport.script(FETCH, [
-        k.process(this.#options.identity),
-        k.heldRegistry,
-        k.dead,
-        this.#held,
-        k.paused,
-        landing ? this.#landingKeys[landing[0] - 1] : this.#held,
-        ...named.map((qi) => this.#queueKeys[qi - 1]),
-        ...sent.unlocks.map(([key]) => key),
-      ], argv);
+      result = taken.length === 0
+        ? await this.#options.transport.script(FETCH, keys, argv)
+        : await this.#options.transport.script(
+          carrying(FETCH, taken[0].write.script as Script<unknown>),
+          ...withCarried(keys, argv, frameWrites(taken.map((c) => c.write))),
+        );
     } catch (error) {
       // Not done, or done with the reply lost: acks are sent again (they
       // are idempotent), and whatever this request may have taken is released.
       restore();
       if (max > 0) this.#released.push(batch);
+      this.#carriedDone(taken, error);
       throw error;
+    } finally {
+      this.#calls--;
     }
+    // The writes are in Redis: their jobs are acknowledged with a later call. (After a failure, the writes wait for
+    // the next call, which the feeder makes after its pause: no call of their own, so a Redis that is down costs no
+    // tight loop.)
+    this.#carriedDone(taken);
+    if (this.#carried.length || this.#ackOwed) this.#carryBurst.note();
     if (result.queuesWanted && !queuesWanted) {
       // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
       restore();
@@ -338,6 +469,8 @@ export class ReliableFetch implements Fetcher {
     // meanwhile (a suspect's flush) would find the landing list still empty,
     // and the job landing after it would be adopted by no one.
     let raw: RedisReply;
+    this.#blocking = true;
+    this.#flushCarried();
     try {
       // Once this settles the command is over on the server; a job that won
       // the race against an abort is returned, and ours like any other.
@@ -355,9 +488,12 @@ export class ReliableFetch implements Fetcher {
       this.#landing = [qi, batch];
       this.#released.push(batch);
       throw error;
+    } finally {
+      this.#blocking = false;
     }
     if (typeof raw !== "string") return [];
     this.#landing = [qi, batch];
+    if (this.#carried.length) this.#carryBurst.note();
     if (raw.includes("\uFFFD")) {
       // Maybe not UTF-8: back through its queue with the next call, to be checked in a batch.
       this.#released.push(batch);
@@ -369,10 +505,16 @@ export class ReliableFetch implements Fetcher {
 
   /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
   async flush(): Promise<void> {
-    const idle = this.#acks.pending === 0 && this.#released.length === 0 &&
-      this.#unlocks.length === 0 && !this.#landing &&
-      this.#mark <= this.#sentMark;
-    if (!idle) await this.#call(0, 0, true);
+    // Carried writes first (up to MAX_CARRIED a round), then (next round) the acks of their jobs; a round that
+    // fails throws. Bounded by the work there was: a state no call clears cannot loop.
+    const rounds = 2 + this.#carried.length;
+    for (let round = 0; round < rounds; round++) {
+      const idle = this.#acks.pending === 0 && this.#released.length === 0 &&
+        this.#unlocks.length === 0 && !this.#landing &&
+        this.#mark <= this.#sentMark && this.#carried.length === 0;
+      if (idle) return;
+      await this.#call(0, 0, true);
+    }
   }
 
   /**
