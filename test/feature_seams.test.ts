@@ -520,6 +520,72 @@ return 1`,
     assert.equal(own, 0, "no call of the write's own");
   });
 
+  it("a drain is not over while a carried outcome write is unwritten: work the write pushes (a callback) runs in it", async () => {
+    // Each write pushes a follow-up job, as a batch's last success pushes its callback.
+    const FOLLOW = defineScript<unknown>({
+      name: "follow",
+      idempotent: true,
+      keys: ["queue"],
+      argv: ["...per write: #keys, #args or -m, payload or m payloads joined by newlines"],
+      lua: `
+local a = 1
+while a <= #ARGV do
+  local na = tonumber(ARGV[a + 1])
+  for payload in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("LPUSH", KEYS[1], payload) end
+  a = a + (na < 0 and 3 or 2 + na)
+end
+return 1`,
+      twin(redis, keys, argv) {
+        for (const frame of framesOf(argv)) for (const payload of frame.args) redis.call("LPUSH", keys[0], payload);
+        return 1;
+      },
+    });
+    // Every plain fetch's reply comes late: the last job finishes while the fetch that finds the queue empty is out.
+    const slow = new Proxy(t.redis, {
+      get(target, prop, receiver) {
+        if (prop === "script") {
+          return async (s: { name: string }, k: string[], a: unknown[]) => {
+            const reply = await target.script(s as never, k, a as never);
+            if (s.name === "fetch") await new Promise((r) => setTimeout(r, 100));
+            return reply;
+          };
+        }
+        if (prop === "withSignal") return undefined;
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Transport;
+    const ran: string[] = [];
+    const queueKey = ["queue:default"];
+    const follow: Feature = {
+      name: "follow",
+      outcome: (o) =>
+        o.payload.class === "First"
+          ? {
+            script: FOLLOW,
+            keys: queueKey,
+            args: [JSON.stringify({ class: "Second", args: [], queue: "default", jid: "f0110w", retry: false })],
+            coalesce: true,
+          }
+          : undefined,
+    };
+    const First = defineJob({
+      name: "First",
+      perform: async () => void (await new Promise((r) => setTimeout(r, 20)), ran.push("First")),
+    });
+    const Second = defineJob({ name: "Second", perform: () => void ran.push("Second") });
+    await createClient({ transport: t.redis }).push(First, []);
+    const drained = await drain({
+      transport: slow,
+      jobs: [First, Second],
+      features: [follow],
+      concurrency: 2,
+      budgetMs: 20_000,
+    });
+    assert.deepEqual(ran, ["First", "Second"], "the job its write pushed ran in the same drain");
+    assert.equal(drained.processed, 2);
+  });
+
   it("a coalesced write that can never apply buries its own job only, not the jobs it shared a call with", async () => {
     const BUMP = defineScript<unknown>({
       name: "bump",

@@ -429,7 +429,8 @@ export class Feeder {
         continue;
       }
       if (this.#options.idle === "drain") {
-        if (this.inHand === 0) this.#options.onEmpty?.();
+        // Carried outcome writes not yet in Redis may push work (a batch's callback): not empty until they are in.
+        if (this.inHand === 0 && !this.#options.fetcher.unwritten) this.#options.onEmpty?.();
         await this.#nextWake();
       } else if (this.#options.idle === "backoff") {
         backoff = Math.min(this.#options.pollMaxMs, backoff ? backoff * 2 : 50);

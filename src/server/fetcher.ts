@@ -83,6 +83,12 @@ export interface Fetcher {
    * with a call after the one that wrote it answered.
    */
   carry?(unit: UnitOfWork, item: CarriedWrite): void;
+  /**
+   * Carried writes not yet in Redis, those on their way included: until
+   * they are, the queues are not known to be empty (a batch's last success
+   * pushes its callback).
+   */
+  readonly unwritten?: number;
   /** Records that a job started (jobs start in token order). */
   started(unit: UnitOfWork): void;
   /** Writes that a recovered job started, before it runs. */

@@ -113,6 +113,8 @@ export class ReliableFetch implements Fetcher {
   #blocking = false;
   /** Acks of jobs whose carried writes are in, that no call has been sent with yet. */
   #ackOwed = false;
+  /** Carried writes taken by calls on their way. */
+  #carriedSent = 0;
   #carryBurst = new EndOfBurst(() => this.#carriedWaiting());
 
   constructor(options: FetcherOptions) {
@@ -187,6 +189,11 @@ export class ReliableFetch implements Fetcher {
       if (ok === undefined) known.set(write.keys, ok = write.keys.every((key) => key.startsWith(tagged)));
       return ok;
     };
+  }
+
+  /** Carried writes not yet in Redis (see {@link Fetcher.unwritten}). */
+  get unwritten(): number {
+    return this.#carried.length + this.#carriedSent;
   }
 
   /** Records a finished job and its outcome write (see {@link Fetcher.carry}). */
@@ -359,6 +366,7 @@ export class ReliableFetch implements Fetcher {
     ];
     const taken = this.#takeCarried();
     this.#calls++;
+    this.#carriedSent += taken.length;
     try {
       result = taken.length === 0
         ? await this.#options.transport.script(FETCH, keys, argv)
@@ -375,6 +383,7 @@ export class ReliableFetch implements Fetcher {
       throw error;
     } finally {
       this.#calls--;
+      this.#carriedSent -= taken.length;
     }
     // The writes are in Redis: their jobs are acknowledged with a later call. (After a failure, the writes wait for
     // the next call, which the feeder makes after its pause: no call of their own, so a Redis that is down costs no
