@@ -362,9 +362,9 @@ eachTarget("feature seams", (t) => {
     await waitFor(async () => (await heldCount(t.redis, t.worker!.identity)) === 0, "and acknowledged");
   });
 
-  it("coalescing outcome writes: jobs finishing together share calls, shared keys go once, a failed call is retried per write", async () => {
+  it("coalescing outcome writes: jobs finishing together share calls, shared keys go once, a failed call or a lost reply is sent again and applies once", async () => {
     const calls: { items: number; keys: number; shared: number }[] = [];
-    let failCalls = 1;
+    let failCalls = 2;
     // Framed: per write its number of keys (-n: write n's keys), args (-m: a run of m jids in one arg, joined by
     // newlines); each write INCRs its counter once per jid.
     const TALLY = defineScript<unknown>({
@@ -424,9 +424,12 @@ return 1`,
               keys: s.name === "tally" ? k.length : Number(a[a.length - 2]),
               shared: frames.reduce((n, f) => n + (f.nk < 0 ? f.writes : 0), 0),
             });
-            return failCalls-- > 0
-              ? Promise.reject(new TransportError("connection", "Connection is closed.", { maybeApplied: true }))
-              : target.script(s as never, k, a as never);
+            // The first call fails before it reaches Redis; the second is applied and its reply lost.
+            const lost = () => new TransportError("connection", "Connection is closed.", { maybeApplied: true });
+            failCalls--;
+            if (failCalls === 1) return Promise.reject(lost());
+            if (failCalls === 0) return target.script(s as never, k, a as never).then(() => Promise.reject(lost()));
+            return target.script(s as never, k, a as never);
           };
         }
         // The drain's budget-bound transport would bypass this proxy.
