@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { Redis } from "ioredis";
-import { createClient, defineJob, type Transport, type Worker } from "../mod.ts";
+import { createClient, defineJob, memoryTransport, type Transport, type Worker } from "../mod.ts";
 import { DeadSet, ProcessSet, Queue, RetrySet, ScheduledSet, Stats } from "../src/api/mod.ts";
 import { Client } from "../src/client.ts";
 import { ConfigError } from "../src/errors.ts";
@@ -107,6 +107,26 @@ describe("edgekiq on a Redis Cluster", () => {
     const morgue = await app.request("/jobs/dead");
     assert.equal(morgue.status, 200);
     assert.match(await morgue.text(), /boom -1/);
+  });
+
+  test("the dashboard's Redis panel is the cluster's: every primary listed, memory and connections summed", async () => {
+    const replies = await t.eachPrimary!(["INFO"]);
+    assert.equal(replies.length, 3, "three primaries, in address order");
+    assert.deepEqual(replies.map((r) => r.node), [...replies.map((r) => r.node)].sort());
+    assert.ok(replies.every((r) => typeof r.reply === "string" && r.reply.includes("redis_version")));
+    const app = new Hono().route("/jobs", dashboard({ transport: t, auth: () => true }));
+    const html = await (await app.request("/jobs")).text();
+    const panel = html.slice(html.indexOf('id="primaries"'));
+    assert.ok(html.includes('id="primaries"'), "a row per primary");
+    for (const { node } of replies) assert.ok(panel.includes(`<code>${node}</code>`), node);
+    // Connections are the primaries' sum (this test's own connections alone are one per primary or more).
+    const connections = Number(/<th>Connections<\/th>\s*<td>([\d,]+)<\/td>/.exec(html)?.[1].replaceAll(",", ""));
+    assert.ok(connections >= 3, `connections summed over the primaries: ${connections}`);
+    // One server: no such panel.
+    const single = new Hono().route("/jobs", dashboard({ transport: memoryTransport(), auth: () => true }));
+    const one = await (await single.request("/jobs")).text();
+    assert.match(one, /Redis version/);
+    assert.ok(!one.includes('id="primaries"'));
   });
 
   test("unique locks are found by SCAN across every primary", async () => {

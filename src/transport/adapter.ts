@@ -16,6 +16,7 @@ import {
   isBlockingCommand,
   isIdempotent,
   type PipelineOptions,
+  type PrimaryReply,
   type RedisArg,
   type RedisReply,
   type Transport,
@@ -43,6 +44,8 @@ export interface Adapter {
   batch(commands: readonly Command[], atomic: boolean, signal?: AbortSignal): Promise<RedisReply[]>;
   /** Runs a blocking command (see {@link Transport.block}); absent on HTTP. */
   block?(command: Command, signal: AbortSignal): Promise<RedisReply>;
+  /** See {@link Transport.eachPrimary}: only a cluster's adapter has it. */
+  eachPrimary?(command: Command): Promise<PrimaryReply[]>;
   /** Closes every connection; pending blocking calls reject. */
   close(): Promise<void>;
 }
@@ -133,6 +136,7 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     withSignal(next: AbortSignal): Transport {
       return view(adapter, state, signal ? anySignal(signal, next) : next);
     },
+    ...(adapter.eachPrimary ? { eachPrimary: adapter.eachPrimary } : {}),
     close(): Promise<void> {
       state.closed = true;
       return adapter.close();

@@ -29,6 +29,7 @@ export type {
   BlockOptions,
   Command,
   PipelineOptions,
+  PrimaryReply,
   RedisArg,
   RedisReply,
   Transport,

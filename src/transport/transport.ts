@@ -166,6 +166,24 @@ export interface BlockOptions {
 }
 
 /**
+ * One primary's answer to a command sent to every primary of a cluster
+ * ({@link Transport.eachPrimary}).
+ *
+ * @example
+ * ```ts
+ * for (const { node, reply, error } of await transport.eachPrimary!(["INFO"])) console.log(node, error ?? reply);
+ * ```
+ */
+export interface PrimaryReply {
+  /** The primary's address, `host:port`. */
+  readonly node: string;
+  /** Its reply; absent when it failed. */
+  readonly reply?: RedisReply;
+  /** Why it failed. */
+  readonly error?: unknown;
+}
+
+/**
  * A connection to Redis, as the core sees it.
  *
  * @example
@@ -248,6 +266,13 @@ export interface Transport {
    * may return itself. `close()` on a view closes the shared connection.
    */
   withSignal?(signal: AbortSignal): Transport;
+  /**
+   * Sends a keyless command (`INFO`, say) to every primary of a Redis
+   * Cluster, all at once, and answers each one's reply (or error) in
+   * address order: what one node says is not the cluster's state (its
+   * memory, its clients). Absent on a transport to one server.
+   */
+  eachPrimary?(command: Command): Promise<PrimaryReply[]>;
   /**
    * Closes every connection. Pending blocking calls settle at once: the TCP
    * adapters reject them, the memory transport answers them with `null`.

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Transport } from "../../transport/transport.ts";
+import type { PrimaryReply, Transport } from "../../transport/transport.ts";
 
 /** What the Dashboard shows about Redis. */
 export interface RedisFacts {
@@ -21,6 +21,30 @@ export interface RedisFacts {
   peakMemory?: string;
   /** `maxmemory_policy` (edgekiq, like Sidekiq, wants `noeviction`). */
   maxmemoryPolicy?: string;
+  /**
+   * On a Redis Cluster, each primary's facts, in address order (the fields
+   * above are then the cluster's: memory and connections summed, the
+   * shortest uptime, the policy if every primary has the same).
+   */
+  primaries?: PrimaryFacts[];
+}
+
+/** One primary of a Redis Cluster, as the Dashboard shows it. */
+export interface PrimaryFacts {
+  /** `host:port`. */
+  node: string;
+  /** Whether it answered INFO. */
+  up: boolean;
+  version?: string;
+  clients?: number;
+  memory?: string;
+  /** `used_memory`, bytes. */
+  memoryBytes?: number;
+  /** `instantaneous_ops_per_sec`. */
+  opsPerSec?: number;
+  maxmemoryPolicy?: string;
+  uptimeSeconds?: number;
+  peakMemoryBytes?: number;
 }
 
 /**
@@ -49,6 +73,7 @@ export function parseInfo(text: string): Record<string, string> {
  * ```
  */
 export async function redisFacts(transport: Transport): Promise<RedisFacts | null> {
+  if (transport.eachPrimary) return clusterFacts(await transport.eachPrimary(["INFO"]));
   let reply: unknown;
   try {
     reply = await transport.call("INFO");
@@ -57,7 +82,7 @@ export async function redisFacts(transport: Transport): Promise<RedisFacts | nul
   }
   if (typeof reply !== "string") return null;
   const info = parseInfo(reply);
-  const int = (key: string) => (info[key] !== undefined && /^\d+$/.test(info[key]) ? Number(info[key]) : undefined);
+  const int = intOf(info);
   return {
     version: info.redis_version,
     uptimeSeconds: int("uptime_in_seconds"),
@@ -66,4 +91,60 @@ export async function redisFacts(transport: Transport): Promise<RedisFacts | nul
     peakMemory: info.used_memory_peak_human,
     maxmemoryPolicy: info.maxmemory_policy,
   };
+}
+
+/** A whole-number INFO field, or undefined. */
+function intOf(info: Record<string, string>): (key: string) => number | undefined {
+  return (key) => (info[key] !== undefined && /^\d+$/.test(info[key]) ? Number(info[key]) : undefined);
+}
+
+/** The cluster's facts from each primary's INFO; `null` when none answered. */
+function clusterFacts(replies: readonly PrimaryReply[]): RedisFacts | null {
+  const primaries = replies.map(({ node, reply }): PrimaryFacts => {
+    if (typeof reply !== "string") return { node, up: false };
+    const info = parseInfo(reply);
+    const int = intOf(info);
+    return {
+      node,
+      up: true,
+      version: info.redis_version,
+      clients: int("connected_clients"),
+      memory: info.used_memory_human,
+      memoryBytes: int("used_memory"),
+      peakMemoryBytes: int("used_memory_peak"),
+      opsPerSec: int("instantaneous_ops_per_sec"),
+      maxmemoryPolicy: info.maxmemory_policy,
+      uptimeSeconds: int("uptime_in_seconds"),
+    };
+  });
+  const up = primaries.filter((p) => p.up);
+  if (up.length === 0) return null;
+  const total = (pick: (p: PrimaryFacts) => number | undefined) =>
+    up.every((p) => pick(p) !== undefined) ? up.reduce((n, p) => n + pick(p)!, 0) : undefined;
+  const same = <T>(pick: (p: PrimaryFacts) => T | undefined) =>
+    up.every((p) => pick(p) === pick(up[0])) ? pick(up[0]) : undefined;
+  const memory = total((p) => p.memoryBytes);
+  const peak = total((p) => p.peakMemoryBytes);
+  const uptimes = up.map((p) => p.uptimeSeconds).filter((u): u is number => u !== undefined);
+  return {
+    version: same((p) => p.version) ?? up.map((p) => p.version).filter(Boolean).join(", "),
+    uptimeSeconds: uptimes.length ? Math.min(...uptimes) : undefined,
+    clients: total((p) => p.clients),
+    memory: memory === undefined ? undefined : humanBytes(memory),
+    peakMemory: peak === undefined ? undefined : humanBytes(peak),
+    maxmemoryPolicy: same((p) => p.maxmemoryPolicy) ?? (up.some((p) => p.maxmemoryPolicy) ? "mixed" : undefined),
+    primaries,
+  };
+}
+
+/** Bytes as INFO's `*_human` fields write them (1024-based: `1.25M`). */
+function humanBytes(bytes: number): string {
+  const units = ["B", "K", "M", "G", "T"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes}B` : `${value.toFixed(2)}${units[unit]}`;
 }

@@ -39,7 +39,15 @@ import { toTransportError, TransportError } from "../../transport_error.ts";
 import { type Adapter, adapterTransport } from "../../adapter.ts";
 import type { ConnectionPool } from "../../pool.ts";
 import { pipelineReplies, toReply } from "../../reply.ts";
-import { type Command, isIdempotent, newCounters, type RedisReply, type Transport } from "../../transport.ts";
+import {
+  type Command,
+  countTrip,
+  isIdempotent,
+  newCounters,
+  type PrimaryReply,
+  type RedisReply,
+  type Transport,
+} from "../../transport.ts";
 import { blockingPool, mapError, rejectLostReplies, watchFailures } from "../ioredis/connection.ts";
 import { keySlot } from "./key_slot.ts";
 
@@ -336,6 +344,24 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
     send(command) {
       if (command[0].toUpperCase() === "SCAN") return scanAll(cluster, command, clusterSend);
       return clusterSend(command);
+    },
+    async eachPrimary([name, ...args]) {
+      const primariesNow = () => cluster.nodes("master").sort((a, b) => addressOf(a).localeCompare(addressOf(b)));
+      let primaries = primariesNow();
+      if (primaries.length === 0) {
+        // Not connected yet: the slot map (and so the primaries) comes with the first command's connection.
+        await clusterSend(["PING"]);
+        primaries = primariesNow();
+      }
+      // One command per primary, side by side: one round trip's wait.
+      countTrip(counters, primaries.length);
+      return await Promise.all(primaries.map(async (node): Promise<PrimaryReply> => {
+        try {
+          return { node: addressOf(node), reply: toReply(await node.call(name, ...args)) };
+        } catch (error) {
+          return { node: addressOf(node), error: mapError(error, node) };
+        }
+      }));
     },
     async batch(commands, atomic) {
       const wait = replicated && !isIdempotent(commands);

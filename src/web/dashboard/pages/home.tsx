@@ -11,7 +11,7 @@ import type { StatsHistory, StatsSnapshot } from "../../../api/stats.ts";
 import { formatCount, formatDuration, formatLatency } from "../format.ts";
 import { Layout } from "../layout.tsx";
 import { HISTORY_DAYS, LIVE_INTERVAL } from "../params.ts";
-import type { RedisFacts } from "../redis_info.ts";
+import type { PrimaryFacts, RedisFacts } from "../redis_info.ts";
 import type { View } from "../view.ts";
 
 /** Props of {@link HomePage}. */
@@ -155,6 +155,45 @@ export function HomePage(props: HomeProps): Child {
           </table>
         </div>
       </div>
+      {r?.primaries ? <Primaries primaries={r.primaries} /> : null}
     </Layout>
+  );
+}
+
+/** A Redis Cluster's primaries, one row each: where one fills up or is down shows here, not in the sums above. */
+function Primaries(props: { primaries: readonly PrimaryFacts[] }) {
+  return (
+    <div class="panel flush" id="primaries">
+      <div class="bar">
+        <h2>Redis primaries</h2>
+      </div>
+      <table>
+        <thead>
+          <tr>
+            <th>Primary</th>
+            <th class="num">Memory used</th>
+            <th class="num">Connections</th>
+            <th class="num">Ops/s</th>
+            <th>Eviction policy</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.primaries.map((p) => (
+            <tr>
+              <td>
+                <code>{p.node}</code>
+                {p.up ? null : <span class="error small">{" "}not answering</span>}
+              </td>
+              <td class="num" data-label="Memory used">{p.memory ?? "unknown"}</td>
+              <td class="num" data-label="Connections">
+                {p.clients !== undefined ? formatCount(p.clients) : "unknown"}
+              </td>
+              <td class="num" data-label="Ops/s">{p.opsPerSec !== undefined ? formatCount(p.opsPerSec) : "unknown"}</td>
+              <td data-label="Eviction policy">{p.maxmemoryPolicy ?? "unknown"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
