@@ -111,6 +111,14 @@ describe("cli: config", () => {
     assert.deepEqual(chooseTransport("redis://h:1", "node", noEnv), { kind: "ioredis", url: "redis://h:1" });
     assert.deepEqual(chooseTransport("rediss://h:1", "deno", noEnv), { kind: "ioredis", url: "rediss://h:1" });
     assert.deepEqual(chooseTransport("redis://h:1", "bun", noEnv), { kind: "bun", url: "redis://h:1" });
+    assert.deepEqual(chooseTransport("redis-cluster://h:1", "bun", noEnv), {
+      kind: "cluster",
+      url: "redis-cluster://h:1",
+    });
+    assert.deepEqual(chooseTransport("rediss-cluster://h:1", "node", noEnv), {
+      kind: "cluster",
+      url: "rediss-cluster://h:1",
+    });
     const token = (name: string) => (name === "EDGEKIQ_REDIS_TOKEN" ? "tok" : undefined);
     assert.deepEqual(chooseTransport("https://x.upstash.io", "node", token), {
       kind: "upstash",

@@ -20,6 +20,7 @@ import { dashboard } from "../src/web/mod.ts";
 import { uniqueJobs } from "../src/features/unique/mod.ts";
 import { clusterAvailable, killNode, startCluster, type TestCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/matrix.ts";
+import { spawnCli } from "./fixtures/cli-spawn.ts";
 import { testWorker } from "./support/worker.ts";
 
 describe("edgekiq on a Redis Cluster", () => {
@@ -127,6 +128,19 @@ describe("edgekiq on a Redis Cluster", () => {
     const one = await (await single.request("/jobs")).text();
     assert.match(one, /Redis version/);
     assert.ok(!one.includes('id="primaries"'));
+  });
+
+  test("the CLI reaches a cluster through one seed: enqueue, then stats sees the job", async () => {
+    const seed = `redis-cluster://${cluster!.seeds[0].host}:${cluster!.seeds[0].port}`;
+    const push = spawnCli(["enqueue", "EchoJob", "--args", "[1]", "--queue", "low", "--redis-url", seed]);
+    assert.equal(await push.exited, 0, push.output());
+    const jid = push.stdout().trim();
+    const [raw] = (await t.call("LRANGE", "{edgekiq}:queue:low", 0, -1)) as string[];
+    assert.equal(JSON.parse(raw).jid, jid, "pushed in the cluster layout");
+    const stats = spawnCli(["stats", "--json", "--redis-url", seed]);
+    assert.equal(await stats.exited, 0, stats.output());
+    const counts = JSON.parse(stats.stdout());
+    assert.deepEqual([counts.queues, counts.enqueued], [{ low: 1 }, 1]);
   });
 
   test("unique locks are found by SCAN across every primary", async () => {

@@ -9,6 +9,7 @@ import type { Transport } from "../mod.ts";
 import { compressBacktrace } from "../src/server/backtrace_codec.ts";
 import { MAX_BACKTRACE_BYTES, readBacktrace } from "../src/web/dashboard/backtrace_view.ts";
 import { checkSameOrigin } from "../src/web/dashboard/csrf.ts";
+import { redisFacts } from "../src/web/dashboard/redis_info.ts";
 import {
   formatArgs,
   formatCount,
@@ -140,3 +141,31 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     });
   });
 }
+
+describe("dashboard: Redis facts on a cluster", () => {
+  it("sums the primaries that answered, lists the one that did not, and says 'mixed' where policies differ", async () => {
+    const info = (memory: number, clients: number, policy: string, uptime: number) =>
+      `# Server\r\nredis_version:7.2.4\r\nuptime_in_seconds:${uptime}\r\n# Clients\r\nconnected_clients:${clients}\r\n` +
+      `# Memory\r\nused_memory:${memory}\r\nused_memory_human:${memory}B\r\nused_memory_peak:${memory}\r\n` +
+      `maxmemory_policy:${policy}\r\n# Stats\r\ninstantaneous_ops_per_sec:7\r\n`;
+    const cluster = {
+      eachPrimary: () =>
+        Promise.resolve([
+          { node: "10.0.0.1:6379", reply: info(1024 * 1024, 3, "noeviction", 50) },
+          { node: "10.0.0.2:6379", error: new Error("connect ECONNREFUSED") },
+          { node: "10.0.0.3:6379", reply: info(3 * 1024 * 1024, 4, "allkeys-lru", 40) },
+        ]),
+      call: () => Promise.reject(new Error("one node's INFO must not be asked")),
+    } as unknown as Transport;
+    const facts = (await redisFacts(cluster))!;
+    assert.equal(facts.memory, "4.00M");
+    assert.equal(facts.clients, 7);
+    assert.equal(facts.uptimeSeconds, 40, "the shortest uptime");
+    assert.equal(facts.maxmemoryPolicy, "mixed");
+    assert.deepEqual(facts.primaries!.map((p) => [p.node, p.up, p.opsPerSec]), [
+      ["10.0.0.1:6379", true, 7],
+      ["10.0.0.2:6379", false, undefined],
+      ["10.0.0.3:6379", true, 7],
+    ]);
+  });
+});

@@ -410,8 +410,9 @@ export function queueSpec(label: string, spec: string): string {
 }
 
 /**
- * Checks a Redis URL's scheme: `redis:`/`rediss:` (TCP) or `https:`/`http:`
- * (an Upstash-compatible REST endpoint). The message never repeats the
+ * Checks a Redis URL's scheme: `redis:`/`rediss:` (TCP),
+ * `redis-cluster:`/`rediss-cluster:` (a Redis Cluster, through one seed
+ * node) or `https:`/`http:` (an Upstash-compatible REST endpoint). The message never repeats the
  * value: a mistyped URL may hold a password.
  *
  * @example
@@ -430,9 +431,9 @@ export function checkRedisUrl(label: string, value: string): string {
         "(not shown, as it may hold a password)",
     );
   }
-  if (!["redis:", "rediss:", "https:", "http:"].includes(url.protocol)) {
+  if (!["redis:", "rediss:", "https:", "http:", "redis-cluster:", "rediss-cluster:"].includes(url.protocol)) {
     throw new UsageError(
-      `${label} must use redis://, rediss:// or https://: got a ${sanitize(url.protocol, 20)}// URL`,
+      `${label} must use redis://, rediss://, redis-cluster:// or https://: got a ${sanitize(url.protocol, 20)}// URL`,
     );
   }
   return value;

@@ -11,7 +11,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { Transport } from "../transport/transport.ts";
 
 /** The Redis client families the CLI can open. */
-export type TransportKind = "ioredis" | "bun" | "upstash";
+export type TransportKind = "ioredis" | "bun" | "upstash" | "cluster";
 
 /** How to reach Redis: which adapter, with what. */
 export interface TransportChoice {

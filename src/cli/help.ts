@@ -57,7 +57,9 @@ Common options:
                              :concurrency:, :queues: with [name, weight], :timeout:, :tag:, :labels:,
                              :capsules:, environment sections; no ERB)
   -e, --environment <name>   config section to apply (default: APP_ENV, NODE_ENV or development)
-      --redis-url <url>      redis://, rediss:// (TCP, needs the ioredis package except on Bun) or
+      --redis-url <url>      redis://, rediss:// (TCP, needs the ioredis package except on Bun),
+                             redis-cluster://host:port (a Redis Cluster through one seed node;
+                             rediss-cluster:// for TLS; needs ioredis) or
                              https:// (Upstash REST, needs @upstash/redis; token from
                              UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
                              UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379. Passwords are

@@ -56,6 +56,19 @@ export function cliHost(): CliHost {
           });
         case "bun":
           return (await import("../transport/adapters/bun/bun_transport.ts")).bunTransport({ url: choice.url });
+        case "cluster": {
+          // One seed is enough: the cluster client discovers the other nodes from it. Its credentials and TLS
+          // apply to every node.
+          const url = new URL(choice.url);
+          return (await import("../transport/adapters/cluster/cluster_transport.ts")).clusterTransport({
+            nodes: [{ host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port || 6379) }],
+            redisOptions: {
+              ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+              ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+              ...(url.protocol === "rediss-cluster:" ? { tls: {} } : {}),
+            },
+          });
+        }
         default:
           return (await import("../transport/adapters/ioredis/ioredis_transport.ts")).ioredisTransport({
             url: choice.url,

@@ -39,12 +39,15 @@ export type { CliHost, Listening, Terminal, TransportChoice, TransportKind } fro
 
 /**
  * Picks the adapter for a URL: `https://` (or `http://`) is an Upstash REST
- * endpoint; `redis://`/`rediss://` is TCP, through Bun's built-in client
- * under Bun and ioredis elsewhere.
+ * endpoint; `redis-cluster://` (`rediss-cluster://` for TLS) is a Redis
+ * Cluster reached through that seed node (the others are discovered);
+ * `redis://`/`rediss://` is TCP, through Bun's built-in client under Bun
+ * and ioredis elsewhere.
  *
  * @example
  * ```ts
  * chooseTransport("redis://127.0.0.1:6379", "node", () => undefined); // { kind: "ioredis", url }
+ * chooseTransport("redis-cluster://10.0.0.1:6379", "bun", () => undefined); // { kind: "cluster", url }
  * chooseTransport("https://eu1.upstash.io", "deno", (n) => n === "UPSTASH_REDIS_REST_TOKEN" ? "t" : undefined);
  * // { kind: "upstash", url, token: "t" }
  * ```
@@ -67,6 +70,7 @@ export function chooseTransport(
     }
     return { kind: "upstash", url, token };
   }
+  if (protocol === "redis-cluster:" || protocol === "rediss-cluster:") return { kind: "cluster", url };
   return { kind: runtimeKey === "bun" ? "bun" : "ioredis", url };
 }
 

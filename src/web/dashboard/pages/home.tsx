@@ -182,7 +182,7 @@ function Primaries(props: { primaries: readonly PrimaryFacts[] }) {
             <tr>
               <td>
                 <code>{p.node}</code>
-                {p.up ? null : <span class="error small">{" "}not answering</span>}
+                {p.up ? null : <div class="error small">not answering</div>}
               </td>
               <td class="num" data-label="Memory used">{p.memory ?? "unknown"}</td>
               <td class="num" data-label="Connections">
