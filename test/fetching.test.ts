@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, createClient, createWorker, defineJob, drain, type Transport, TransportError } from "../mod.ts";
-import { defineScript } from "../src/extend.ts";
+import { aroundScripts, markScript } from "./support/outcome_writes.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { FEW_QUEUES } from "../src/server/empty_queues.ts";
@@ -288,45 +288,20 @@ eachTarget("fetching", (t) => {
 
   it("carries a finished job's outcome write in its next call, and acknowledges the job only in a later one", async () => {
     // One key per write: SET note:<jid> for every jid the frames carry (see frameWrites).
-    const NOTE = defineScript<unknown>({
-      name: "noteDone",
-      idempotent: true,
-      keys: ["...per write: its key"],
-      argv: ["...per write: #keys, #args or -m, jid or m jids joined by newlines"],
-      lua: `
-local a = 1
-while a <= #ARGV do
-  local na = tonumber(ARGV[a + 1])
-  for jid in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("SET", "note:" .. jid, 1) end
-  a = a + (na < 0 and 3 or 2 + na)
-end
-return 1`,
-      twin(redis, _keys, argv) {
-        for (let a = 0; a < argv.length;) {
-          const na = Number(argv[a + 1]);
-          for (const jid of argv[a + 2].split("\n")) redis.call("SET", `note:${jid}`, 1);
-          a += na < 0 ? 3 : 2 + na;
-        }
-        return 1;
-      },
-    });
+    const NOTE = markScript("noteDone", "note");
     let failures = 1;
     const after: { written: boolean; held: number }[] = [];
     let jid = "";
-    const flaky: Transport = Object.create(t.redis, {
-      script: {
-        value: async (script: Script<unknown>, scriptKeys: string[], argv: RedisArg[]) => {
-          if (script.name === "fetch+noteDone" && failures-- > 0) {
-            throw new TransportError("connection", "Connection is closed.", { maybeApplied: false });
-          }
-          const reply = await t.redis.script(script, scriptKeys, argv);
-          after.push({
-            written: (await t.redis.call("GET", `note:${jid}`)) === "1",
-            held: await heldCount(t.redis, "carrier"),
-          });
-          return reply;
-        },
-      },
+    const flaky = aroundScripts(t.redis, async (script, _keys, _argv, run) => {
+      if (script.name === "fetch+noteDone" && failures-- > 0) {
+        throw new TransportError("connection", "Connection is closed.", { maybeApplied: false });
+      }
+      const reply = await run();
+      after.push({
+        written: (await t.redis.call("GET", `note:${jid}`)) === "1",
+        held: await heldCount(t.redis, "carrier"),
+      });
+      return reply;
     });
     const fetcher = await registeredFetch(t.redis, "carrier", ["default"], flaky);
     const uncarried: string[] = [];
@@ -361,6 +336,28 @@ return 1`,
     }).carries({ uncarried: () => Promise.resolve("ack"), wanted: () => {} });
     assert.equal(onCluster(write), false, "an untagged key goes in a call of its own");
     assert.equal(onCluster({ ...write, keys: ["{edgekiq}:note"] }), true, "a key under the namespace's tag is carried");
+  });
+
+  it("a carried job whose process was recovered meanwhile is acknowledged by its payload: its requeued copy is taken back", async () => {
+    const k = keys();
+    const fetcher = await registeredFetch(t.redis, "stalled", ["default"]);
+    fetcher.carries({ uncarried: () => Promise.resolve("ack"), wanted: () => {} });
+    await t.redis.call("LPUSH", "queue:default", rawJob("j1", "default"));
+    const [unit] = (await fetcher.take(5, 1)).units;
+    // Another process recovered this one while it stalled: the job is back on its queue, the held hash gone.
+    const held = k.held("stalled", "default");
+    await t.redis.call("HDEL", k.heldRegistry, held);
+    await t.redis.call("DEL", held);
+    await t.redis.call("LPUSH", "queue:default", unit.raw);
+    const write = { script: markScript("setDone", "done"), keys: ["done"], args: ["j1"], coalesce: true };
+    fetcher.carry(unit, { write, mayBeRequeued: false });
+    await fetcher.flush();
+    assert.equal(await t.redis.call("GET", "done:j1"), "1", "the outcome is written");
+    assert.equal(
+      await t.redis.call("LLEN", "queue:default"),
+      0,
+      "the requeued copy is taken back: it does not run again",
+    );
   });
 
   it("one held hash per capsule: recovery puts each batch back on its own queue, even with no list of queues", async () => {

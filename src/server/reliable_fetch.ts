@@ -241,17 +241,20 @@ export class ReliableFetch implements Fetcher {
 
   /**
    * What becomes of carried writes once their call is over: written, each
-   * job is acknowledged (with a later call); failed in a way a resend may
-   * fix, they wait for the next call, first; failed for good (a key of the
-   * wrong type, say), each is written the usual way, job by job.
+   * job is acknowledged (with a later call; by its payload if the call found
+   * this process's jobs may have been recovered, which puts them back on
+   * their queues); failed in a way a resend may fix, they wait for the next
+   * call, first; failed for good (a key of the wrong type, say), each is
+   * written the usual way, job by job.
    */
-  #carriedDone(taken: readonly Carried[], error?: unknown): void {
+  #carriedDone(taken: readonly Carried[], outcome: { error: unknown } | { recovered: boolean }): void {
     if (taken.length === 0) return;
-    if (error === undefined) {
-      for (const c of taken) this.ack(c.unit, c.mayBeRequeued);
+    if ("recovered" in outcome) {
+      for (const c of taken) this.ack(c.unit, c.mayBeRequeued || outcome.recovered);
       this.#ackOwed = true;
       return;
     }
+    const { error } = outcome;
     if (!(error instanceof TransportError) || error.kind === "command" || error.kind === "wrongtype") {
       const carrying = this.#carrying!;
       for (const c of taken) {
@@ -379,7 +382,7 @@ export class ReliableFetch implements Fetcher {
       // are idempotent), and whatever this request may have taken is released.
       restore();
       if (max > 0) this.#released.push(batch);
-      this.#carriedDone(taken, error);
+      this.#carriedDone(taken, { error });
       throw error;
     } finally {
       this.#calls--;
@@ -387,8 +390,9 @@ export class ReliableFetch implements Fetcher {
     }
     // The writes are in Redis: their jobs are acknowledged with a later call. (After a failure, the writes wait for
     // the next call, which the feeder makes after its pause: no call of their own, so a Redis that is down costs no
-    // tight loop.)
-    this.#carriedDone(taken);
+    // tight loop.) A process found presumed dead, re-registered, or whose held hash was recovered may have had these
+    // jobs put back on their queues: each is acknowledged by its payload, which takes a waiting copy back.
+    this.#carriedDone(taken, { recovered: !result.alive || result.reregistered || result.queuesWanted });
     if (this.#carried.length || this.#ackOwed) this.#carryBurst.note();
     if (result.queuesWanted && !queuesWanted) {
       // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
