@@ -25,6 +25,7 @@ import { drain, pollOnce } from "../mod.ts";
 import { dashboard, lazyRoute } from "./support/dashboard_kit.ts";
 import { heldCount, plantHeld } from "./support/held.ts";
 import { waitFor } from "./support/matrix.ts";
+import { aroundScripts, framesOf, markScript } from "./support/outcome_writes.ts";
 import { eachTarget } from "./support/targets.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -51,23 +52,6 @@ const REFUSE: GuardFragment = {
 
 function guarding(name: string, fragment: GuardFragment, keys: string[] = []): Feature {
   return { name, client: (_payload, ctx, next) => (ctx.guard?.({ fragment, keys, args: [] }), next()) };
-}
-
-/** Coalesced writes' frames (see `frameWrites`): each one's number of keys, how many writes it carries, and their args. */
-function framesOf(argv: readonly unknown[]): { nk: number; writes: number; args: string[] }[] {
-  const frames: { nk: number; writes: number; args: string[] }[] = [];
-  for (let a = 0; a < argv.length;) {
-    const nk = Number(argv[a]);
-    const na = Number(argv[a + 1]);
-    if (na < 0) {
-      frames.push({ nk, writes: -na, args: String(argv[a + 2]).split("\n") });
-      a += 3;
-    } else {
-      frames.push({ nk, writes: 1, args: argv.slice(a + 2, a + 2 + na).map(String) });
-      a += 2 + na;
-    }
-  }
-  return frames;
 }
 
 /**
@@ -412,32 +396,22 @@ return 1`,
         return 1;
       },
     });
-    const counting = new Proxy(t.redis, {
-      get(target, prop, receiver) {
-        if (prop === "script") {
-          return (s: { name: string }, k: string[], a: unknown[]) => {
-            const writes = writesIn("tally", s, a);
-            if (!writes) return target.script(s as never, k, a as never);
-            const frames = framesOf(writes);
-            calls.push({
-              items: frames.reduce((n, f) => n + f.writes, 0),
-              keys: s.name === "tally" ? k.length : Number(a[a.length - 2]),
-              shared: frames.reduce((n, f) => n + (f.nk < 0 ? f.writes : 0), 0),
-            });
-            // The first call fails before it reaches Redis; the second is applied and its reply lost.
-            const lost = () => new TransportError("connection", "Connection is closed.", { maybeApplied: true });
-            failCalls--;
-            if (failCalls === 1) return Promise.reject(lost());
-            if (failCalls === 0) return target.script(s as never, k, a as never).then(() => Promise.reject(lost()));
-            return target.script(s as never, k, a as never);
-          };
-        }
-        // The drain's budget-bound transport would bypass this proxy.
-        if (prop === "withSignal") return undefined;
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    }) as Transport;
+    const counting = aroundScripts(t.redis, (s, k, a, run) => {
+      const writes = writesIn("tally", s, a);
+      if (!writes) return run();
+      const frames = framesOf(writes);
+      calls.push({
+        items: frames.reduce((n, f) => n + f.writes, 0),
+        keys: s.name === "tally" ? k.length : Number(a[a.length - 2]),
+        shared: frames.reduce((n, f) => n + (f.nk < 0 ? f.writes : 0), 0),
+      });
+      // The first call fails before it reaches Redis; the second is applied and its reply lost.
+      const lost = () => new TransportError("connection", "Connection is closed.", { maybeApplied: true });
+      failCalls--;
+      if (failCalls === 1) return Promise.reject(lost());
+      if (failCalls === 0) return run().then(() => Promise.reject(lost()));
+      return run();
+    });
     const shared = ["tally:count", "tally:seen"];
     const tally: Feature = {
       name: "tally",
@@ -465,41 +439,13 @@ return 1`,
   it("coalesced writes of jobs that finish in one burst go in one call, carried by a fetch, not the first alone and the rest after", async () => {
     const sizes: number[] = [];
     let own = 0;
-    const NOTE = defineScript<unknown>({
-      name: "note",
-      idempotent: true,
-      keys: ["...per write: its key"],
-      argv: ["...per write: #keys, #args, value"],
-      lua: `
-local a = 1
-while a <= #ARGV do
-  local na = tonumber(ARGV[a + 1])
-  for value in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("SET", "note:" .. value, 1) end
-  a = a + (na < 0 and 3 or 2 + na)
-end
-return 1`,
-      twin(redis, _keys, argv) {
-        for (const frame of framesOf(argv)) {
-          for (const value of frame.args) redis.call("SET", `note:${value}`, 1);
-        }
-        return 1;
-      },
+    const NOTE = markScript("note", "note");
+    const counting = aroundScripts(t.redis, (s, _k, a, run) => {
+      const writes = writesIn("note", s, a);
+      if (writes) sizes.push(framesOf(writes).reduce((n, f) => n + f.writes, 0));
+      if (s.name === "note") own++;
+      return run();
     });
-    const counting = new Proxy(t.redis, {
-      get(target, prop, receiver) {
-        if (prop === "script") {
-          return (s: { name: string }, k: string[], a: unknown[]) => {
-            const writes = writesIn("note", s, a);
-            if (writes) sizes.push(framesOf(writes).reduce((n, f) => n + f.writes, 0));
-            if (s.name === "note") own++;
-            return target.script(s as never, k, a as never);
-          };
-        }
-        if (prop === "withSignal") return undefined;
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    }) as Transport;
     const key = ["note"];
     const note: Feature = {
       name: "note",
@@ -544,20 +490,11 @@ return 1`,
       },
     });
     // Every plain fetch's reply comes late: the last job finishes while the fetch that finds the queue empty is out.
-    const slow = new Proxy(t.redis, {
-      get(target, prop, receiver) {
-        if (prop === "script") {
-          return async (s: { name: string }, k: string[], a: unknown[]) => {
-            const reply = await target.script(s as never, k, a as never);
-            if (s.name === "fetch") await new Promise((r) => setTimeout(r, 100));
-            return reply;
-          };
-        }
-        if (prop === "withSignal") return undefined;
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    }) as Transport;
+    const slow = aroundScripts(t.redis, async (s, _k, _a, run) => {
+      const reply = await run();
+      if (s.name === "fetch") await new Promise((r) => setTimeout(r, 100));
+      return reply;
+    });
     const ran: string[] = [];
     const queueKey = ["queue:default"];
     const follow: Feature = {

@@ -158,7 +158,7 @@ describe("dashboard: Redis facts on a cluster", () => {
       call: () => Promise.reject(new Error("one node's INFO must not be asked")),
     } as unknown as Transport;
     const facts = (await redisFacts(cluster))!;
-    assert.equal(facts.memory, "4.00M");
+    assert.equal(facts.memory, "4.0 MB");
     assert.equal(facts.clients, 7);
     assert.equal(facts.uptimeSeconds, 40, "the shortest uptime");
     assert.equal(facts.maxmemoryPolicy, "mixed");

@@ -20,13 +20,12 @@ const composed = new WeakMap<Script<unknown>, WeakMap<Script<unknown>, Script<un
 /**
  * `base` with `carried`'s writes first. KEYS: base's, then carried's. ARGV:
  * base's, then carried's, then the number of carried KEYS and of carried
- * ARGV (both 0: base alone). Reply: base's.
+ * ARGV. Reply: base's.
  *
  * @example
  * ```ts
  * const script = carrying(FETCH, BATCH_OUTCOME);
- * const [keys, args] = frameWrites(writes);
- * await transport.script(script, [...fetchKeys, ...keys], [...fetchArgs, ...args, keys.length, args.length]);
+ * await transport.script(script, ...withCarried(fetchKeys, fetchArgs, frameWrites(writes)));
  * ```
  */
 export function carrying<R>(base: Script<R>, carried: Script<unknown>): Script<R> {
@@ -48,16 +47,13 @@ ${base.lua}
 end
 local nk, na = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
 local bk, ba = #KEYS - nk, #ARGV - 2 - na
-local keys, args = {}, {}
+local keys, args, ck, ca = {}, {}, {}, {}
 for i = 1, bk do keys[i] = KEYS[i] end
 for i = 1, ba do args[i] = ARGV[i] end
-if na > 0 then
-  local ck, ca = {}, {}
-  for i = 1, nk do ck[i] = KEYS[bk + i] end
-  for i = 1, na do ca[i] = ARGV[ba + i] end
-  local reply = carried_writes(ck, ca)
-  if type(reply) == "table" and reply.err then return reply end
-end
+for i = 1, nk do ck[i] = KEYS[bk + i] end
+for i = 1, na do ca[i] = ARGV[ba + i] end
+local reply = carried_writes(ck, ca)
+if type(reply) == "table" and reply.err then return reply end
 return base_call(keys, args)
 `,
     twin(redis, keys, argv) {
@@ -66,7 +62,7 @@ return base_call(keys, args)
       const bk = keys.length - nk;
       const ba = argv.length - 2 - na;
       // The twin throws where the Lua answers an error: base does not run either way.
-      if (na > 0) carried.twin(redis, keys.slice(bk), argv.slice(ba, ba + na));
+      carried.twin(redis, keys.slice(bk), argv.slice(ba, ba + na));
       return base.twin(redis, keys.slice(0, bk), argv.slice(0, ba));
     },
     decode: base.decode,
@@ -76,8 +72,8 @@ return base_call(keys, args)
 }
 
 /**
- * KEYS and ARGV of a {@link carrying} call: base's, with the carried ones
- * (or none) after them.
+ * KEYS and ARGV of a {@link carrying} call: base's (extended in place), with
+ * the carried ones and their counts after them.
  *
  * @example
  * ```ts
@@ -87,10 +83,8 @@ return base_call(keys, args)
 export function withCarried(
   keys: string[],
   args: RedisArg[],
-  carried: [string[], RedisArg[]] | undefined,
+  [ck, ca]: [string[], RedisArg[]],
 ): [string[], RedisArg[]] {
-  if (!carried) return [keys, [...args, 0, 0]];
-  const [ck, ca] = carried;
   for (const key of ck) keys.push(key);
   for (const arg of ca) args.push(arg);
   args.push(ck.length, ca.length);

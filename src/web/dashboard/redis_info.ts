@@ -6,6 +6,7 @@
  * @module
  */
 import type { PrimaryReply, Transport } from "../../transport/transport.ts";
+import { formatKib } from "./format.ts";
 
 /** What the Dashboard shows about Redis. */
 export interface RedisFacts {
@@ -130,21 +131,9 @@ function clusterFacts(replies: readonly PrimaryReply[]): RedisFacts | null {
     version: same((p) => p.version) ?? up.map((p) => p.version).filter(Boolean).join(", "),
     uptimeSeconds: uptimes.length ? Math.min(...uptimes) : undefined,
     clients: total((p) => p.clients),
-    memory: memory === undefined ? undefined : humanBytes(memory),
-    peakMemory: peak === undefined ? undefined : humanBytes(peak),
+    memory: memory === undefined ? undefined : formatKib(memory / 1024),
+    peakMemory: peak === undefined ? undefined : formatKib(peak / 1024),
     maxmemoryPolicy: same((p) => p.maxmemoryPolicy) ?? (up.some((p) => p.maxmemoryPolicy) ? "mixed" : undefined),
     primaries,
   };
-}
-
-/** Bytes as INFO's `*_human` fields write them (1024-based: `1.25M`). */
-function humanBytes(bytes: number): string {
-  const units = ["B", "K", "M", "G", "T"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes}B` : `${value.toFixed(2)}${units[unit]}`;
 }

@@ -346,12 +346,11 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
       return clusterSend(command);
     },
     async eachPrimary([name, ...args]) {
-      const primariesNow = () => cluster.nodes("master").sort((a, b) => addressOf(a).localeCompare(addressOf(b)));
-      let primaries = primariesNow();
+      let primaries = primariesOf(cluster);
       if (primaries.length === 0) {
         // Not connected yet: the slot map (and so the primaries) comes with the first command's connection.
         await clusterSend(["PING"]);
-        primaries = primariesNow();
+        primaries = primariesOf(cluster);
       }
       // One command per primary, side by side: one round trip's wait.
       countTrip(counters, primaries.length);
@@ -491,7 +490,7 @@ async function scanAll(
   [, cursor, ...rest]: Command,
   sendTo: (command: Command) => Promise<RedisReply>,
 ): Promise<RedisReply> {
-  const primaries = cluster.nodes("master").sort((a, b) => addressOf(a).localeCompare(addressOf(b)));
+  const primaries = primariesOf(cluster);
   if (primaries.length === 0) return await sendTo(["SCAN", cursor ?? "0", ...rest]);
   const whole = BigInt(String(cursor ?? "0"));
   let index = Number(whole & 0xffn);
@@ -513,6 +512,11 @@ async function scanAll(
     // This primary is done: hand back what it found, continue on the next one.
     if (items.length > 0) return [String(BigInt(index)), items];
   }
+}
+
+/** The primaries known now, in address order (SCAN's walk and `eachPrimary` both go this way). */
+function primariesOf(cluster: Cluster): Redis[] {
+  return cluster.nodes("master").sort((a, b) => addressOf(a).localeCompare(addressOf(b)));
 }
 
 function addressOf(node: Redis | ClusterNode): string {
