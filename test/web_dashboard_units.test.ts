@@ -162,6 +162,7 @@ describe("dashboard: Redis facts on a cluster", () => {
     assert.equal(facts.clients, 7);
     assert.equal(facts.uptimeSeconds, 40, "the shortest uptime");
     assert.equal(facts.maxmemoryPolicy, "mixed");
+    assert.equal(facts.primaries![0].memory, "1.0 MB", "a row is spelled as the total is");
     assert.deepEqual(facts.primaries!.map((p) => [p.node, p.up, p.opsPerSec]), [
       ["10.0.0.1:6379", true, 7],
       ["10.0.0.2:6379", false, undefined],

@@ -105,13 +105,15 @@ function clusterFacts(replies: readonly PrimaryReply[]): RedisFacts | null {
     if (typeof reply !== "string") return { node, up: false };
     const info = parseInfo(reply);
     const int = intOf(info);
+    const memoryBytes = int("used_memory");
     return {
       node,
       up: true,
       version: info.redis_version,
       clients: int("connected_clients"),
-      memory: info.used_memory_human,
-      memoryBytes: int("used_memory"),
+      // Spelled as the cluster's sum is, so the rows and the total read alike.
+      memory: memoryBytes === undefined ? info.used_memory_human : formatKib(memoryBytes / 1024),
+      memoryBytes,
       peakMemoryBytes: int("used_memory_peak"),
       opsPerSec: int("instantaneous_ops_per_sec"),
       maxmemoryPolicy: info.maxmemory_policy,
