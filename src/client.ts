@@ -19,7 +19,7 @@ import {
 } from "./client_middleware.ts";
 import { ConfigError, PayloadError } from "./errors.ts";
 import { type AnyJob, type Job, type JobPusher, type PushOptions, validateArgs } from "./job.ts";
-import { type Keys, keysFor, type Keyspace } from "./keys.ts";
+import { type Keys, keys, keysFor, type Keyspace } from "./keys.ts";
 import { assertJsonSafe } from "./json_safe.ts";
 import { type JobPayload, newJids, payloadSerializer, serializePayload, type TimeFormat, wireTime } from "./payload.ts";
 import { describeValue } from "./describe_value.ts";
@@ -29,6 +29,7 @@ import { type BufferedJob, type PlannedJob, PushBuffer, type ReliablePushOptions
 import { PushPlan } from "./push_plan.ts";
 import { carrierJid, type PushResult, pushResultOf, type Written } from "./push_result.ts";
 import { sanitize } from "./sanitize.ts";
+import { checkShardable, shardCount, shardNamespaces } from "./shards.ts";
 import type { Transport } from "./transport/transport.ts";
 import { addGuard, type WriteGuard } from "./write_guard.ts";
 
@@ -44,6 +45,16 @@ export interface ClientOptions {
    * transport). See docs/cluster.md.
    */
   keyspace?: Keyspace;
+  /**
+   * Spreads the namespace over this many shards (cluster layout only; default
+   * 1): each its own hash tag, so one app's jobs spread over several Redis
+   * Cluster primaries. Pushes go to the shards in turn (a bulk push, batch by
+   * batch); order is kept within a shard, not across. Workers must serve at
+   * least as many shards (`createWorker({ shards })`). Features whose state
+   * must be one across the namespace (unique jobs, batches, limits, periodic
+   * jobs, ...) are refused. See docs/cluster.md.
+   */
+  shards?: number;
   /** Client middleware, outermost first. */
   middleware?: readonly ClientMiddleware[];
   /**
@@ -114,12 +125,25 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
   #maxBytes: number;
   #batchSize: number;
   #buffer: PushBuffer | undefined;
+  #options: ClientOptions;
+  /** Each shard's keys (one entry, `#keys`, when not sharded). */
+  #shardKeys: readonly Keys[];
+  #shardClients: readonly Client<P>[] | undefined;
+  /** The shard the next unguarded batch goes to; starts anywhere, so many short-lived clients spread too. */
+  #turn: number;
 
   constructor(options: ClientOptions) {
     if (!options?.transport) throw new ConfigError("Cannot create client as 'transport' is required");
+    this.#options = options;
     this.#transport = options.transport;
     this.#keys = keysFor(options.transport, options);
     this.#features = checkFeatures(options.features, "create client");
+    const count = shardCount(options.shards, this.#keys.keyspace, "create client");
+    checkShardable(this.#features, count, "create client");
+    this.#shardKeys = count === 1
+      ? [this.#keys]
+      : shardNamespaces(options.prefix ?? "", count).map((namespace) => keys(namespace, "cluster"));
+    this.#turn = Math.floor(Math.random() * count);
     this.#middleware = [
       ...(options.middleware ?? []),
       ...this.#features.flatMap((f) => (f.client ? [f.client] : [])),
@@ -206,6 +230,25 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
   /** The key names this client uses. */
   get keys(): Keys {
     return this.#keys;
+  }
+
+  /**
+   * One client per shard, in shard order (`[this]` when not sharded): for the
+   * admin API's per-set views (retries, scheduled, dead, a queue's jobs),
+   * which read one namespace. `Stats`, the dashboard's counters, processes
+   * and queues read every shard through the sharded client itself.
+   *
+   * @example
+   * ```ts
+   * const client = createClient({ transport, shards: 8 });
+   * for (const shard of client.shards) console.log(shard.keys.prefix, await new RetrySet(shard).size());
+   * ```
+   */
+  get shards(): readonly Client<P>[] {
+    if (this.#shardKeys.length === 1) return [this];
+    return this.#shardClients ??= this.#shardKeys.map((k) =>
+      new Client<P>({ ...this.#options, prefix: k.prefix.slice(1, -1), keyspace: "cluster", shards: 1 })
+    );
   }
 
   /** The time format payloads are written in. */
@@ -380,7 +423,7 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
       }))!;
     const verdicts = planned
       ? await this.#buffer!.write(planned, label, batchSize)
-      : await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label });
+      : await plan.write(this.#transport, { keys: this.#keys, batchSize, className: label, spread: this.#spread });
     return { jids: written, verdicts };
   }
 
@@ -474,6 +517,13 @@ export class Client<P extends object = Record<string, unknown>> implements JobPu
       take(queue, json, jid, at, guards);
     }
     return { label, written };
+  }
+
+  /** The next shard's keys, for a batch no guard wrote (undefined when not sharded: every batch in `#keys`). */
+  get #spread(): (() => Keys) | undefined {
+    const all = this.#shardKeys;
+    if (all.length === 1) return undefined;
+    return () => all[this.#turn++ % all.length];
   }
 
   #context(

@@ -38,6 +38,12 @@ export interface ClientFeature {
   readonly client?: ClientMiddleware;
   /** Its part in the admin API's deletes, enqueues and kills. */
   readonly entries?: EntryHooks;
+  /**
+   * True when the feature is correct run in each shard of a sharded
+   * namespace on its own (`shards`): it keeps no state that must be one
+   * across the namespace. A sharded client or worker refuses the others.
+   */
+  readonly perShard?: boolean;
 }
 
 /**

@@ -46,6 +46,12 @@ export interface PushWriteOptions {
   batchSize: number;
   /** The job class, for the error message. */
   className: string;
+  /**
+   * The namespace of each batch no guard writes, asked once per batch (a
+   * sharded client's next shard); default `keys`. Guarded batches stay in
+   * `keys`: their guards' keys were named there.
+   */
+  spread?: () => Keys;
 }
 
 /**
@@ -176,7 +182,7 @@ export class PushPlan {
     );
   }
 
-  #batches({ keys, batchSize }: PushWriteOptions): Batch[] {
+  #batches({ keys, batchSize, spread }: PushWriteOptions): Batch[] {
     const batches: Batch[] = [];
     const multi = (commands: Command[], jids: string[]): Batch => ({
       jids,
@@ -185,15 +191,16 @@ export class PushPlan {
     });
     for (const [queue, { payloads, jids }] of this.#queues) {
       for (let i = 0; i < payloads.length; i += batchSize) {
+        const k = spread?.() ?? keys;
         batches.push(multi(
-          [["SADD", keys.queues, queue], ["LPUSH", keys.queue(queue), ...payloads.slice(i, i + batchSize)]],
+          [["SADD", k.queues, queue], ["LPUSH", k.queue(queue), ...payloads.slice(i, i + batchSize)]],
           jids.slice(i, i + batchSize),
         ));
       }
     }
     for (let i = 0; i < this.#scheduledJids.length; i += batchSize) {
       batches.push(multi(
-        [["ZADD", keys.schedule, ...this.#scheduled.slice(2 * i, 2 * (i + batchSize))]],
+        [["ZADD", (spread?.() ?? keys).schedule, ...this.#scheduled.slice(2 * i, 2 * (i + batchSize))]],
         this.#scheduledJids.slice(i, i + batchSize),
       ));
     }

@@ -14,7 +14,7 @@ import { DeadSet, ProcessSet, Queue, RetrySet, ScheduledSet, Stats } from "../sr
 import { Client } from "../src/client.ts";
 import { ConfigError } from "../src/errors.ts";
 import { keys } from "../src/keys.ts";
-import { keySlot } from "../src/transport/adapters/cluster/key_slot.ts";
+import { keySlot } from "../src/key_slot.ts";
 import { clusterTransport } from "../src/transport/adapters/cluster/cluster_transport.ts";
 import { dashboard } from "../src/web/mod.ts";
 import { uniqueJobs } from "../src/features/unique/mod.ts";
@@ -161,6 +161,48 @@ describe("edgekiq on a Redis Cluster", () => {
       cursor = next;
     } while (cursor !== "0");
     assert.equal(locks.length, 1);
+  });
+
+  test("a sharded namespace spreads one queue over every primary: pushes, a worker, retries and Stats", async () => {
+    const ran = new Set<number>();
+    let failedOnce = false;
+    const Work = defineJob({
+      name: "Work",
+      retry: 1,
+      retryIn: () => 0.1,
+      perform(_ctx, n: number) {
+        if (n === 7 && !failedOnce) {
+          failedOnce = true;
+          throw new Error("once");
+        }
+        ran.add(n);
+      },
+    });
+    const client = createClient({ transport: t, shards: 6 });
+    await client.pushBulk(Work, Array.from({ length: 600 }, (_, i) => [i]), { batchSize: 20 });
+    // Two shards per primary, each holding a sixth of the queue.
+    const perPrimary = new Map<number, number>();
+    for (const shard of client.shards) {
+      const { primary } = await cluster!.owner(keySlot(shard.keys.queue("default")));
+      perPrimary.set(primary, (perPrimary.get(primary) ?? 0) + 1);
+    }
+    assert.deepEqual([...perPrimary.values()], [2, 2, 2], `shards per primary: ${[...perPrimary]}`);
+    const lengths = await Promise.all(client.shards.map((s) => t.call("LLEN", s.keys.queue("default"))));
+    assert.deepEqual(lengths.map(Number), [100, 100, 100, 100, 100, 100]);
+    assert.equal((await new Stats(client).fetch()).enqueued, 600);
+
+    worker = testWorker(t, { jobs: [Work], shards: 6, concurrency: 12, poller: true, pollIntervalAverage: 0.2 });
+    await worker.run();
+    await waitFor(() => ran.size === 600, "every job of every shard ran (one after a retry)", 20_000);
+    assert.equal((await new Stats(client).fetch()).processesSize, 6, "one process entry per shard");
+    await worker.stop();
+    worker = undefined;
+    await waitFor(async () => (await new Stats(client).fetch()).processesSize === 0, "every entry removed");
+    const stats = await new Stats(client).fetch();
+    assert.equal(stats.enqueued, 0);
+    assert.equal(stats.retrySize, 0);
+    assert.equal(stats.processed, 601);
+    assert.equal(stats.failed, 1);
   });
 
   test("two namespaces land on different slots, each wholly in its own", () => {

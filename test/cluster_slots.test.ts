@@ -14,7 +14,7 @@ import { createClient, defineJob, type Transport } from "../mod.ts";
 import { DeadSet, Queue, RetrySet } from "../src/api/mod.ts";
 import { batchJobs } from "../src/features/batches/mod.ts";
 import { periodicJobs, uniqueJobs } from "../src/features/mod.ts";
-import { keySlot } from "../src/transport/adapters/cluster/key_slot.ts";
+import { keySlot } from "../src/key_slot.ts";
 import { memoryTransport } from "../src/transport/adapters/memory/memory_transport.ts";
 import type { Command } from "../src/transport/transport.ts";
 import { waitFor } from "./support/matrix.ts";

@@ -91,6 +91,9 @@ export interface SnapshotOptions {
  * ```
  */
 export async function loadSnapshot(client: Client, options: SnapshotOptions = {}): Promise<Snapshot> {
+  const shards = client.shards;
+  // A sharded namespace: each shard read side by side (two round trips each), then summed.
+  if (shards.length > 1) return mergeSnapshots(await Promise.all(shards.map((shard) => loadSnapshot(shard, options))));
   const k = client.keys;
   const [idsReply, namesReply] = await client.transport.pipeline([["SMEMBERS", k.processes], [
     "SMEMBERS",
@@ -172,6 +175,50 @@ export async function loadSnapshot(client: Client, options: SnapshotOptions = {}
     work: work.sort((a, b) => a.runAt.getTime() - b.runAt.getTime()),
     queues,
     paused,
+  };
+}
+
+/**
+ * The shards' snapshots as one namespace's: counters and sizes summed, each
+ * queue's size summed and its latency the longest (its oldest job is in one
+ * of them), a queue paused if it is paused in any shard, every process.
+ */
+function mergeSnapshots(parts: Snapshot[]): Snapshot {
+  const sum = (pick: (s: StatsSnapshot) => number) => parts.reduce((n, p) => n + pick(p.stats), 0);
+  const byName = new Map<string, QueueRow>();
+  for (const row of parts.flatMap((p) => p.queues)) {
+    const seen = byName.get(row.name);
+    byName.set(
+      row.name,
+      seen
+        ? {
+          name: row.name,
+          size: seen.size + row.size,
+          latency: Math.max(seen.latency, row.latency),
+          paused: seen.paused || row.paused,
+        }
+        : { ...row },
+    );
+  }
+  const queues = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const bySize = [...queues].sort((a, b) => b.size - a.size || (a.name < b.name ? -1 : 1));
+  return {
+    stats: {
+      processed: sum((s) => s.processed),
+      failed: sum((s) => s.failed),
+      enqueued: sum((s) => s.enqueued),
+      scheduledSize: sum((s) => s.scheduledSize),
+      retrySize: sum((s) => s.retrySize),
+      deadSize: sum((s) => s.deadSize),
+      processesSize: sum((s) => s.processesSize),
+      workersSize: sum((s) => s.workersSize),
+      defaultQueueLatency: Math.max(...parts.map((p) => p.stats.defaultQueueLatency)),
+      queues: Object.fromEntries(bySize.map((q) => [q.name, q.size])),
+    },
+    processes: parts.flatMap((p) => p.processes).sort((a, b) => (a.identity < b.identity ? -1 : 1)),
+    work: parts.flatMap((p) => p.work).sort((a, b) => a.runAt.getTime() - b.runAt.getTime()),
+    queues,
+    paused: [...new Set(parts.flatMap((p) => p.paused))].sort(),
   };
 }
 

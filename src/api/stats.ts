@@ -77,6 +77,17 @@ export class Stats {
     if (!(startDate instanceof Date) || Number.isNaN(startDate.getTime())) {
       throw invalid("read stats history", "startDate", "a valid Date", startDate);
     }
+    const shards = this.#client.shards;
+    if (shards.length > 1) {
+      // A sharded namespace counts in every shard: the days summed.
+      const each = await Promise.all(shards.map((shard) => new Stats(shard).history(days, startDate)));
+      const add = (pick: (h: StatsHistory) => Record<string, number>) => {
+        const total: Record<string, number> = {};
+        for (const h of each) for (const [day, n] of Object.entries(pick(h))) total[day] = (total[day] ?? 0) + n;
+        return total;
+      };
+      return { processed: add((h) => h.processed), failed: add((h) => h.failed) };
+    }
     const k = this.#client.keys;
     const dates: string[] = [];
     const start = Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth(), startDate.getUTCDate());
@@ -108,7 +119,11 @@ export class Stats {
       }
     }
     const which: StatName[] = names.length ? [...new Set(names)] : ["processed", "failed"];
-    const k = this.#client.keys;
-    await this.#client.transport.call("MSET", ...which.flatMap((name) => [k.stat(name), 0]));
+    // Every shard's counters (one MSET each: their keys are in different slots).
+    await Promise.all(
+      this.#client.shards.map(({ keys: k, transport }) =>
+        transport.call("MSET", ...which.flatMap((name) => [k.stat(name), 0]))
+      ),
+    );
   }
 }

@@ -25,6 +25,8 @@ import { logErrors, processIdentity } from "./identity.ts";
 import type { ServerMiddleware } from "../server_middleware.ts";
 import type { DeathHandler } from "../dead_set_rules.ts";
 import { JobCounters } from "./job_counters.ts";
+import { checkShardable, shardCount, shardNamespaces } from "../shards.ts";
+import { splitSlots } from "./sharded_worker.ts";
 import type { UnknownJobPolicy } from "./processor.ts";
 import type { WorkerFeature } from "./worker_feature.ts";
 
@@ -46,6 +48,12 @@ export interface DrainOptions {
   prefix?: string;
   /** Key layout, `"sidekiq"` or `"cluster"`: see `ClientOptions.keyspace`. */
   keyspace?: Keyspace;
+  /**
+   * Drains a sharded namespace (see `ClientOptions.shards`): every shard at
+   * once, within the same budget, each with an equal share of `concurrency`
+   * (at least one per shard). Default 1.
+   */
+  shards?: number;
   timeFormat?: TimeFormat;
   logger?: Logger;
   jobLogging?: boolean;
@@ -80,6 +88,37 @@ export interface DrainResult {
   elapsedMs: number;
 }
 
+/** Drains every shard of a sharded namespace side by side; their results summed. */
+async function drainShards(options: DrainOptions, count: number, concurrency: number): Promise<DrainResult> {
+  const started = Date.now();
+  checkShardable(checkFeatures(options.features, "drain"), count, "drain");
+  if (concurrency < count) {
+    throw new ConfigError(
+      `Cannot drain as 'concurrency' must be at least one per shard ('shards' is ${count}): current value is ${concurrency}`,
+    );
+  }
+  const before = options.transport.counters.commands;
+  const split = splitSlots(concurrency, count);
+  const results = await Promise.all(
+    shardNamespaces(options.prefix ?? "", count).map((namespace, i) =>
+      drain({ ...options, prefix: namespace, keyspace: "cluster", shards: 1, concurrency: split[i] })
+    ),
+  );
+  const sum = (pick: (r: DrainResult) => number) => results.reduce((n, r) => n + pick(r), 0);
+  const processed = sum((r) => r.processed);
+  // The shards share the transport: its counter, not the shards' sum, is what this drain sent.
+  const commands = options.transport.counters.commands - before;
+  return {
+    processed,
+    failed: sum((r) => r.failed),
+    remaining: sum((r) => r.remaining),
+    requeued: sum((r) => r.requeued),
+    commands,
+    commandsPerJob: processed ? commands / processed : 0,
+    elapsedMs: Date.now() - started,
+  };
+}
+
 /**
  * Drains queues within a time budget. Call it from a cron trigger after
  * `pollOnce()`.
@@ -104,6 +143,8 @@ export async function drain(options: DrainOptions): Promise<DrainResult> {
   const logger = options.logger ?? silentLogger;
   const onError = options.onError ?? logErrors(logger);
   const k = keysFor(options.transport, options, "drain");
+  const count = shardCount(options.shards, k.keyspace, "drain");
+  if (count > 1) return await drainShards(options, count, concurrency);
   const timeFormat = options.timeFormat ?? "seconds";
   const identity = processIdentity(runtime);
   const commandsBefore = transport.counters.commands;

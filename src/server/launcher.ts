@@ -14,7 +14,9 @@ import { currentRuntime } from "../runtime/detect.ts";
 import type { Transport } from "../transport/transport.ts";
 import { VERSION } from "../version.ts";
 import { checkFeatures } from "../client_feature.ts";
+import { checkShardable, shardCount, shardNamespaces } from "../shards.ts";
 import { assemble } from "./assembly.ts";
+import { shardedWorker } from "./sharded_worker.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { Manager } from "./manager.ts";
@@ -88,6 +90,11 @@ export function createWorker(options: WorkerOptions): Worker {
   const runtime = options.runtime ?? currentRuntime();
   const logger = options.logger ?? createLogger();
   const k = keysFor(options.transport, options, "create worker");
+  const count = shardCount(options.shards, k.keyspace, "create worker");
+  if (count > 1) {
+    checkShardable(checkFeatures(options.features, "create worker"), count, "create worker");
+    return shardedWorker(options, shardNamespaces(options.prefix ?? "", count), createWorker);
+  }
   const timeFormat = options.timeFormat ?? "seconds";
   const transport = options.transport;
   const http = !transport.blocking;

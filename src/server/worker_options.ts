@@ -52,6 +52,13 @@ export interface WorkerOptions {
   prefix?: string;
   /** Key layout, `"sidekiq"` or `"cluster"`: see `ClientOptions.keyspace` and docs/cluster.md. */
   keyspace?: Keyspace;
+  /**
+   * Serves a sharded namespace (cluster layout; see `ClientOptions.shards`):
+   * every shard gets an equal share of each capsule's concurrency (so each
+   * capsule needs at least one slot per shard), its own process entry,
+   * poller and held hashes. Default 1.
+   */
+  shards?: number;
   timeFormat?: TimeFormat;
   logger?: Logger;
   /** Log a start and a done line per job; default true. */

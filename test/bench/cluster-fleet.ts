@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
 import { keys } from "../../src/keys.ts";
 import { clusterTransport } from "../../src/transport/adapters/cluster/cluster_transport.ts";
-import { keySlot } from "../../src/transport/adapters/cluster/key_slot.ts";
+import { keySlot } from "../../src/key_slot.ts";
 import { startCluster } from "../support/cluster.ts";
 
 const argv = process.argv.slice(2);

@@ -20,7 +20,7 @@ import process from "node:process";
 import { createClient, createWorker, defineJob, silentLogger, type Transport, type Worker } from "../../mod.ts";
 import { keys } from "../../src/keys.ts";
 import { clusterTransport } from "../../src/transport/adapters/cluster/cluster_transport.ts";
-import { keySlot } from "../../src/transport/adapters/cluster/key_slot.ts";
+import { keySlot } from "../../src/key_slot.ts";
 import { killNode, startCluster, type TestCluster } from "../support/cluster.ts";
 
 const argv = process.argv.slice(2);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { clusterTransport } from "../../src/transport/adapters/cluster/cluster_transport.ts";
-import { hashTagOf, keySlot } from "../../src/transport/adapters/cluster/key_slot.ts";
+import { hashTagOf, keySlot } from "../../src/key_slot.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { TransportError } from "../../src/transport/transport_error.ts";
 import type { Transport } from "../../src/transport/transport.ts";

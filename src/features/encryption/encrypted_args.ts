@@ -93,6 +93,8 @@ export function encryptedArgs(options: EncryptedArgsOptions): EncryptedArgs {
       name: "encryption",
       options: ENCRYPTION_OPTION_RULES,
       client,
+      // Each job is encrypted and decrypted on its own: nothing is shared across a sharded namespace.
+      perShard: true,
       currentVersion: keyring.current,
       // A job not encrypted is let through at once (no promise).
       receive: (payload, job) => payload[ENCRYPTED_FIELD] === undefined ? undefined : decrypt(payload, job),

@@ -76,6 +76,8 @@ export function expiringJobs(options: ExpiringJobsOptions = {}): ExpiringJobs {
       name: "expiry",
       options: EXPIRY_OPTION_RULES,
       client,
+      // A job's expiry travels in its payload: nothing is shared across a sharded namespace.
+      perShard: true,
       receive(payload, _job, ctx) {
         const at = payload[EXPIRES_AT_FIELD];
         if (typeof at !== "number" || !Number.isFinite(at)) return;

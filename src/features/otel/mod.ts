@@ -62,5 +62,6 @@ export interface OtelTracing extends Feature {
  */
 export function otelTracing(options: OtelOptions = {}): OtelTracing {
   const { client, server } = otelMiddleware(options);
-  return Object.freeze({ name: "otel", client, server } as const);
+  // Spans travel in each payload: nothing is shared across a sharded namespace.
+  return Object.freeze({ name: "otel", client, server, perShard: true } as const);
 }

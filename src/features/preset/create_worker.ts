@@ -28,8 +28,15 @@ export interface WorkerPresetOptions extends WorkerOptions, DefaultFeatureOption
  */
 export function createWorker(options: WorkerPresetOptions): Worker {
   const { metrics, periodic, periodicOwner, ...engine } = options ?? ({} as WorkerPresetOptions);
+  // A sharded namespace gets neither by default (each keeps state that must be one across it); asked for, they are
+  // refused by name.
+  const sharded = typeof engine.shards === "number" && engine.shards > 1;
   return createEngineWorker({
     ...engine,
-    features: withDefaultFeatures(engine.features, { metrics, periodic, periodicOwner }),
+    features: withDefaultFeatures(
+      engine.features,
+      { metrics, periodic, periodicOwner },
+      sharded ? { metrics: metrics !== undefined && metrics !== false, periodic: periodic !== undefined } : undefined,
+    ),
   });
 }

@@ -33,7 +33,10 @@ export interface DrainPresetOptions extends DrainOptions, Pick<DefaultFeatureOpt
  */
 export function drain(options: DrainPresetOptions): Promise<DrainResult> {
   const { metrics, ...engine } = options ?? ({} as DrainPresetOptions);
-  return drainEngine({ ...engine, features: withDefaultFeatures(engine.features, { metrics }, { metrics: true }) });
+  // A sharded namespace gets no metrics by default (they would be split over the shards); asked for, refused by name.
+  const sharded = typeof engine.shards === "number" && engine.shards > 1;
+  const which = { metrics: !sharded || (metrics !== undefined && metrics !== false) };
+  return drainEngine({ ...engine, features: withDefaultFeatures(engine.features, { metrics }, which) });
 }
 
 /** Options for {@link pollOnce}. */

@@ -49,9 +49,9 @@ import {
   type Transport,
 } from "../../transport.ts";
 import { blockingPool, mapError, rejectLostReplies, watchFailures } from "../ioredis/connection.ts";
-import { keySlot } from "./key_slot.ts";
+import { keySlot } from "../../../key_slot.ts";
 
-export { hashTagOf, keySlot } from "./key_slot.ts";
+export { hashTagOf, keySlot } from "../../../key_slot.ts";
 
 /** Options for {@link clusterTransport}. */
 export interface ClusterTransportOptions {
