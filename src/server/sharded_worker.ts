@@ -13,7 +13,7 @@ import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
 import { logErrors } from "./identity.ts";
-import type { Worker, WorkerEvent } from "./launcher.ts";
+import type { Worker, WorkerEvent } from "./worker.ts";
 import type { PollResult } from "./poller.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 

@@ -5,7 +5,8 @@
  *   npx tsx test/chaos/cluster.ts failover --durability fast
  *   npx tsx test/chaos/cluster.ts reshard                            # move every slot of one primary mid-drain
  *   npx tsx test/chaos/cluster.ts spread                             # 12 namespaces: Redis CPU per primary
- *   options: --jobs 20000 (failover/reshard), --seconds 6 (spread)
+ *   npx tsx test/chaos/cluster.ts shards                             # one namespace, 12 shards: the same
+ *   options: --jobs 20000 (failover/reshard), --seconds 6 (spread, shards)
  *
  * Each starts its own six-node cluster on free loopback ports (never 6379)
  * and prints one JSON line. failover/reshard: a producer pushes half the
@@ -158,15 +159,7 @@ async function spread(cluster: TestCluster) {
     const names = owners.get(primary) ?? [];
     if (names.length < 4) owners.set(primary, [...names, name]);
   }
-  const cpu = async () =>
-    Object.fromEntries(
-      await Promise.all(primaries.map(async (port) => {
-        const info = await cluster.cli(port, "INFO", "cpu");
-        const sys = Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1]);
-        const user = Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]);
-        return [port, sys + user] as const;
-      })),
-    );
+  const cpu = () => primaryCpu(cluster, primaries);
   const Work = defineJob({ name: "Work", perform(_ctx, _n: number) {} });
   const transports: Transport[] = [];
   const workers: Worker[] = [];
@@ -212,13 +205,90 @@ async function spread(cluster: TestCluster) {
   };
 }
 
+/** Redis CPU seconds used so far by each primary (`used_cpu_sys + used_cpu_user`). */
+async function primaryCpu(cluster: TestCluster, primaries: number[]): Promise<Record<number, number>> {
+  const used: Record<number, number> = {};
+  for (const port of primaries) {
+    const info = await cluster.cli(port, "INFO", "cpu");
+    const sys = Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1]);
+    const user = Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]);
+    used[port] = sys + user;
+  }
+  return used;
+}
+
+/**
+ * One namespace sharded 12 ways (four shards per primary): four workers (each
+ * its own transport, serving every shard) and four producers pushing with
+ * sharded clients; Redis CPU per primary, and jobs run.
+ */
+async function shards(cluster: TestCluster) {
+  const seconds = Number(opt("seconds", "6"));
+  const count = 12;
+  const primaries = await cluster.primaries();
+  let ran = 0;
+  const Work = defineJob({ name: "Work", perform: (_ctx, _n: number) => void ran++ });
+  const transports: Transport[] = [];
+  const workers: Worker[] = [];
+  let stop = false, pushed = 0;
+  const producers: Promise<void>[] = [];
+  for (let i = 0; i < 4; i++) {
+    const t = clusterTransport({ nodes: cluster.seeds });
+    transports.push(t);
+    const w = createWorker({
+      transport: t,
+      shards: count,
+      jobs: [Work],
+      concurrency: count * 2,
+      logger: silentLogger,
+      handleSignals: false,
+    });
+    workers.push(w);
+    await w.run();
+    const client = createClient({ transport: t, shards: count });
+    producers.push((async () => {
+      while (!stop) {
+        await client.pushBulk(Work, Array.from({ length: 600 }, (_, i) => [i]), { batchSize: 50 });
+        pushed += 600;
+      }
+    })());
+  }
+  const shardsPerPrimary: Record<number, number> = {};
+  for (const shard of workers[0].client.shards) {
+    const { primary } = await cluster.owner(keySlot(shard.keys.queues));
+    shardsPerPrimary[primary] = (shardsPerPrimary[primary] ?? 0) + 1;
+  }
+  const before = await primaryCpu(cluster, primaries);
+  const ranBefore = ran;
+  await sleep(seconds * 1000);
+  const after = await primaryCpu(cluster, primaries);
+  const ranIn = ran - ranBefore;
+  stop = true;
+  await Promise.all(producers);
+  await Promise.all(workers.map((w) => w.stop()));
+  await Promise.all(transports.map((t) => t.close()));
+  const used = primaries.map((p) => after[p] - before[p]);
+  const sum = used.reduce((a, b) => a + b, 0);
+  const shares = used.map((u) => Math.round((u / sum) * 1000) / 10);
+  return {
+    shardsPerPrimary,
+    pushed,
+    jobsPerSecond: Math.round(ranIn / seconds),
+    cpuSeconds: used.map((u) => Math.round(u * 100) / 100),
+    sharePercent: shares,
+    redisCpuMicrosPerJob: Math.round((sum / ranIn) * 1e8) / 100,
+    ok: shares.every((s) => s >= 20 && s <= 47),
+  };
+}
+
 const cluster = await startCluster({ nodeTimeoutMs: 1000 });
 let result: Record<string, unknown>;
 try {
   if (scenario === "failover") result = { scenario, durability, ...(await failover(cluster)) };
   else if (scenario === "reshard") result = { scenario, durability, ...(await reshard(cluster)) };
   else if (scenario === "spread") result = { scenario, ...(await spread(cluster)) };
-  else throw new Error(`unknown scenario '${scenario}': failover, reshard or spread`);
+  else if (scenario === "shards") result = { scenario, ...(await shards(cluster)) };
+  else throw new Error(`unknown scenario '${scenario}': failover, reshard, spread or shards`);
 } finally {
   await cluster.stop();
 }
