@@ -2,13 +2,14 @@
  * Execution metrics in Sidekiq's format: bucket names, the histogram, and
  * the tracker's flush, checked against Redis commands recorded from
  * Sidekiq 8.1.7's and 7.3.9's own Ruby code (test/interop/fixtures/metrics.json),
- * on the memory transport, a real redis-server and @upstash/redis through the
- * REST gateway.
+ * on the memory transport, a real redis-server, @upstash/redis through the
+ * REST gateway and a Redis Cluster (the same names under the cluster layout's
+ * hash tag).
  */
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { keys } from "../src/keys.ts";
+import { type Keys, keys } from "../src/keys.ts";
 import { Discard } from "../src/control.ts";
 import { TransportError } from "../src/transport/transport_error.ts";
 import { defineJob } from "../mod.ts";
@@ -131,23 +132,50 @@ async function snapshot(redis: Transport, names: Iterable<string>): Promise<Reco
   return out;
 }
 
-async function replay(redis: Transport, commands: Recorded): Promise<void> {
-  await redis.pipeline(commands.map(([name, ...args]) => [name, ...args] as Command));
+/**
+ * A key Sidekiq names `name`, under a key layout: the name itself in Sidekiq's,
+ * the same name behind the namespace's hash tag in the cluster layout
+ * (`j|250214|8:05` -> `{edgekiq}:j|250214|8:05`).
+ */
+const under = (k: Keys, name: string) => k.prefix ? `${k.prefix}:${name}` : name;
+
+/** Sidekiq's recorded commands, sent as recorded but with each key (the first argument) under `k`'s layout. */
+async function replay(redis: Transport, k: Keys, commands: Recorded): Promise<void> {
+  await redis.pipeline(commands.map(([name, key, ...args]) => [name, under(k, key), ...args] as Command));
 }
 
-/** Loads the flush script, so round trips count the steady state (a restarted server costs one more, EVAL after NOSCRIPT). */
-async function warm(redis: Transport): Promise<void> {
-  await redis.script(METRICS_FLUSH, ["warm"], [60, 0]);
-  await redis.call("DEL", "warm");
+/**
+ * Loads the flush script, so round trips count the steady state (a restarted server costs one more, EVAL after
+ * NOSCRIPT). Its key is in `k`'s namespace, so on a cluster it loads on the node the flush will run on.
+ */
+async function warm(redis: Transport, k: Keys): Promise<void> {
+  const key = k.metricsFlushed("warm");
+  await redis.script(METRICS_FLUSH, [key], [60, 0]);
+  await redis.call("DEL", key);
 }
 
-const keysOf = (commands: Recorded) => commands.map((c) => c[1]);
+/** The keys recorded commands write, under `k`'s layout. */
+const keysOf = (k: Keys, commands: Recorded) => commands.map((c) => under(k, c[1]));
+
+/** Every key there is, by SCAN (on a cluster, over every primary). */
+async function allKeys(redis: Transport): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, items] = (await redis.call("SCAN", cursor, "COUNT", 1000)) as [string, string[]];
+    found.push(...items);
+    cursor = next;
+  } while (cursor !== "0");
+  return found;
+}
 
 function trackFixtureJobs(tracker: MetricsTracker): void {
   for (const [name, ms, failed] of fixture.jobs) tracker.record(name, ms, failed);
 }
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`MetricsTracker on ${target.name}`, () => {
     let redis: Transport;
     beforeEach(async () => {
@@ -157,22 +185,22 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
     for (const at of Object.keys(fixture.sidekiq8)) {
       it(`writes what Sidekiq 8's flush writes at ${at}, in one round trip`, async () => {
-        await replay(redis, fixture.sidekiq8[at]);
-        const ruby = await snapshot(redis, keysOf(fixture.sidekiq8[at]));
+        await replay(redis, k, fixture.sidekiq8[at]);
+        const ruby = await snapshot(redis, keysOf(k, fixture.sidekiq8[at]));
         await target.flush();
 
         const tracker = new MetricsTracker();
         trackFixtureJobs(tracker);
-        await warm(redis);
+        await warm(redis, k);
         const before = { ...redis.counters };
         const result = await tracker.flush(redis, k, { now: new Date(at) });
         assert.deepEqual(result, { sent: 1, applied: 1 });
         assert.equal(redis.counters.roundTrips - before.roundTrips, 1);
         assert.equal(redis.counters.commands - before.commands, 1);
-        assert.deepEqual(await snapshot(redis, keysOf(fixture.sidekiq8[at])), ruby);
+        assert.deepEqual(await snapshot(redis, keysOf(k, fixture.sidekiq8[at])), ruby);
         // Nothing else but the tracker's own bookkeeping key.
-        const all = (await redis.call("KEYS", "*")) as string[];
-        const expected = new Set([...keysOf(fixture.sidekiq8[at]), k.metricsFlushed(tracker.id)]);
+        const all = await allKeys(redis);
+        const expected = new Set([...keysOf(k, fixture.sidekiq8[at]), k.metricsFlushed(tracker.id)]);
         assert.deepEqual(all.sort(), [...expected].sort());
       });
     }
@@ -180,29 +208,39 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("writes Sidekiq 7's keys as well with sidekiq7: true", async () => {
       const at = "2025-02-14T08:05:00Z";
       const both = [...fixture.sidekiq8[at], ...fixture.sidekiq7[at]];
-      await replay(redis, both);
-      const ruby = await snapshot(redis, keysOf(both));
-      assert.ok("j|20250214|8:5" in ruby && "App::FooJob-14-08:5" in ruby, "the fixture names Sidekiq 7's keys");
+      await replay(redis, k, both);
+      const ruby = await snapshot(redis, keysOf(k, both));
+      assert.ok(
+        under(k, "j|20250214|8:5") in ruby && under(k, "App::FooJob-14-08:5") in ruby,
+        "the fixture names Sidekiq 7's keys",
+      );
       await target.flush();
 
       const tracker = new MetricsTracker({ sidekiq7: true });
       trackFixtureJobs(tracker);
       await tracker.flush(redis, k, { now: new Date(at) });
-      assert.deepEqual(await snapshot(redis, keysOf(both)), ruby);
+      assert.deepEqual(await snapshot(redis, keysOf(k, both)), ruby);
     });
 
     it("adds to what is there, writes no histogram when told not to, and namespaces by prefix", async () => {
       const at = new Date("2025-02-14T08:05:00Z");
-      const p = keys("app");
+      const p = keys("app", k.keyspace);
       const tracker = new MetricsTracker({ histogram: false });
       tracker.record("HardJob", 1.4, false);
       tracker.record("HardJob", 1.4, false);
       await tracker.flush(redis, p, { now: at });
       tracker.record("HardJob", 5, true);
       await tracker.flush(redis, p, { now: at });
-      const hash = await redis.call("HGETALL", "app:j|250214|8:05");
+      const named = k.keyspace === "cluster" ? "{app}:j|250214|8:05" : "app:j|250214|8:05";
+      assert.equal(p.metrics("250214|8:05"), named, "Sidekiq's name under the namespace");
+      const hash = await redis.call("HGETALL", p.metrics("250214|8:05"));
       assert.deepEqual(hash, ["HardJob|p", "3", "HardJob|ms", "3", "HardJob|f", "1"]);
-      assert.deepEqual(await redis.call("EXISTS", "app:h|HardJob-14-8:5", "h|HardJob-14-8:5", "j|250214|8:05"), 0);
+      // One EXISTS each: on a cluster the two namespaces are in different slots.
+      for (
+        const key of [p.histogram("HardJob", "14-8:5"), k.histogram("HardJob", "14-8:5"), k.metrics("250214|8:05")]
+      ) {
+        assert.equal(await redis.call("EXISTS", key), 0, key);
+      }
     });
 
     it("does not write when nothing ran", async () => {
@@ -217,9 +255,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       for (let i = 0; i < 70_000; i++) tracker.record("FastJob", 0.01, false);
       const at = new Date("2025-02-14T08:05:00Z");
       await tracker.flush(redis, k, { now: at });
-      const counts = (await redis.call("BITFIELD_RO", "h|FastJob-14-8:5", ...HISTOGRAM_READ)) as number[];
+      const counts = (await redis.call("BITFIELD_RO", k.histogram("FastJob", "14-8:5"), ...HISTOGRAM_READ)) as number[];
       assert.equal(counts[0], 65535);
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "FastJob|p"), "70000");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "FastJob|p"), "70000");
     });
 
     it("keeps a batch whose write failed and sends it with the next flush", async () => {
@@ -231,18 +269,18 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       t.failNext("before");
       await assert.rejects(tracker.flush(t, k, { now: at }), TransportError);
       assert.equal(tracker.pendingBatches, 1);
-      assert.equal(await redis.call("EXISTS", "j|250214|8:05"), 0);
+      assert.equal(await redis.call("EXISTS", k.metrics("250214|8:05")), 0);
 
       tracker.record("HardJob", 20, false);
-      await warm(redis);
+      await warm(redis, k);
       const before = redis.counters.roundTrips;
       assert.deepEqual(await tracker.flush(t, k, { now: later }), { sent: 2, applied: 2 });
       assert.equal(redis.counters.roundTrips - before, 1, "both batches in one script call");
       assert.equal(tracker.pendingBatches, 0);
       // Each batch lands in the minute it was taken in.
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|ms"), "10");
-      assert.equal(await redis.call("HGET", "j|250214|8:06", "HardJob|ms"), "20");
-      assert.equal(await redis.call("HGET", "j|250214|8:0", "HardJob|p"), "2");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|ms"), "10");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:06"), "HardJob|ms"), "20");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:0"), "HardJob|p"), "2");
     });
 
     it("counts a batch once when its first write landed but the reply was lost", async () => {
@@ -253,21 +291,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       tracker.record("HardJob", 10, true);
       t.failNext("after");
       await assert.rejects(tracker.flush(t, k, { now: at }));
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "2", "the write did land");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|p"), "2", "the write did land");
 
       tracker.record("OtherJob", 1, false);
       assert.deepEqual(await tracker.flush(t, k, { now: at }), { sent: 2, applied: 1 });
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "2");
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|f"), "1");
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "OtherJob|p"), "1");
-      const gram = (await redis.call("BITFIELD_RO", "h|HardJob-14-8:5", ...HISTOGRAM_READ)) as number[];
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|p"), "2");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|f"), "1");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "OtherJob|p"), "1");
+      const gram = (await redis.call("BITFIELD_RO", k.histogram("HardJob", "14-8:5"), ...HISTOGRAM_READ)) as number[];
       assert.equal(gram[0], 1);
 
       // A late duplicate of either request changes nothing.
       assert.equal(t.sent.length, 2);
       for (const [keys, args] of t.sent) assert.equal(await redis.script(METRICS_FLUSH, keys, args), 0);
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "2");
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "OtherJob|p"), "1");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|p"), "2");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "OtherJob|p"), "1");
       assert.ok((await redis.call("TTL", k.metricsFlushed(tracker.id))) as number > 8 * 3600 - 60);
     });
 
@@ -275,21 +313,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const at = new Date("2025-02-14T08:05:00Z");
       const tracker = new MetricsTracker();
       // A histogram key of the wrong type: the hashes are written, then BITFIELD fails.
-      await redis.call("RPUSH", "h|HardJob-14-8:5", "not a histogram");
+      await redis.call("RPUSH", k.histogram("HardJob", "14-8:5"), "not a histogram");
       tracker.record("HardJob", 10, false);
       await assert.rejects(tracker.flush(redis, k, { now: at }), /WRONGTYPE/);
       assert.equal(tracker.pendingBatches, 1, "kept: the tracker cannot tell how far a failed flush got");
       // Each heartbeat sends the kept batch again: it must not count again.
       for (let beat = 2; beat <= 4; beat++) {
         await tracker.flush(redis, k, { now: at }).catch(() => {});
-        assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "1", `after ${beat} flushes`);
+        assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|p"), "1", `after ${beat} flushes`);
       }
-      await redis.call("DEL", "h|HardJob-14-8:5");
+      await redis.call("DEL", k.histogram("HardJob", "14-8:5"));
       tracker.record("HardJob", 20, false);
       assert.equal((await tracker.flush(redis, k, { now: at })).applied, 1);
       assert.equal(tracker.pendingBatches, 0);
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|p"), "2");
-      assert.equal(await redis.call("HGET", "j|250214|8:05", "HardJob|ms"), "30");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|p"), "2");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:05"), "HardJob|ms"), "30");
     });
 
     it("drops the oldest unsent batch past maxPending, and says so", async () => {
@@ -303,7 +341,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(tracker.pendingBatches, 2);
       assert.equal(tracker.droppedBatches, 1);
       await tracker.flush(t, k, { now: new Date("2025-02-14T08:09:00Z") });
-      assert.equal(await redis.call("HGET", "j|250214|8:0", "HardJob|ms"), "5", "minutes 2 and 3 only");
+      assert.equal(await redis.call("HGET", k.metrics("250214|8:0"), "HardJob|ms"), "5", "minutes 2 and 3 only");
     });
 
     it("runs flushes one at a time", async () => {
@@ -340,7 +378,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       release();
       assert.deepEqual(await Promise.all([one, two]), [{ sent: 1, applied: 1 }, { sent: 1, applied: 1 }]);
       assert.equal(most, 1);
-      assert.deepEqual(await redis.call("HMGET", "j|250214|8:05", "A|p", "B|p"), ["1", "1"]);
+      assert.deepEqual(await redis.call("HMGET", k.metrics("250214|8:05"), "A|p", "B|p"), ["1", "1"]);
     });
   });
 }

@@ -11,6 +11,7 @@ import { Client } from "../src/client.ts";
 import { ConfigError } from "../src/errors.ts";
 import { markDeploy, Metrics } from "../src/features/mod.ts";
 import { MetricsTracker } from "../src/features/metrics/tracker.ts";
+import type { Keys } from "../src/keys.ts";
 import type { Command, Transport } from "../src/transport/transport.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -19,7 +20,15 @@ const fixture = JSON.parse(readFileSync(new URL("./interop/fixtures/metrics.json
   sidekiq7: Record<string, string[][]>;
   deploy: { at: string; label: string; commands: string[][] };
 };
-const replay = (redis: Transport, commands: string[][]) => redis.pipeline(commands as unknown as Command[]);
+/**
+ * A key Sidekiq names `name`, under a key layout: the name itself in Sidekiq's,
+ * the same name behind the namespace's hash tag in the cluster layout
+ * (`20250214-marks` -> `{edgekiq}:20250214-marks`).
+ */
+const under = (k: Keys, name: string) => k.prefix ? `${k.prefix}:${name}` : name;
+/** Sidekiq's recorded commands, sent as recorded but with each key (the first argument) under `k`'s layout. */
+const replay = (redis: Transport, k: Keys, commands: string[][]) =>
+  redis.pipeline(commands.map(([name, key, ...args]) => [name, under(k, key), ...args] as Command));
 
 /** Sidekiq's metrics_test.rb `fixed_time`. */
 const FIXED = new Date("2022-07-22T22:03:00Z");
@@ -43,7 +52,7 @@ async function createKnownMetrics(client: Client): Promise<void> {
 
 const at = (result: { buckets: string[] }, series: number[], bucket: string) => series[result.buckets.indexOf(bucket)];
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
   describe(`Metrics on ${target.name}`, () => {
     let client: Client;
     beforeEach(async () => {
@@ -52,7 +61,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     });
 
     it("reads Sidekiq 8's own writes: top jobs, most time first, with totals and series", async () => {
-      await replay(client.transport, fixture.sidekiq8["2022-07-22T22:03:00Z"]);
+      await replay(client.transport, client.keys, fixture.sidekiq8["2022-07-22T22:03:00Z"]);
       const result = await new Metrics(client).topJobs({ now: FIXED });
       assert.equal(result.granularity, "minutely");
       assert.deepEqual([result.startsAt, result.endsAt], [ago(3600), FIXED]);
@@ -72,7 +81,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     });
 
     it("reads one class with its histogram, as Sidekiq's for_job", async () => {
-      await replay(client.transport, fixture.sidekiq8["2022-07-22T22:03:00Z"]);
+      await replay(client.transport, client.keys, fixture.sidekiq8["2022-07-22T22:03:00Z"]);
       const result = await new Metrics(client).forJob("App::FooJob", { now: new Date("2022-07-22T22:03:40Z") });
       assert.deepEqual(result.job.totals, { p: 3, f: 0, ms: 301, x: 0 });
       const expected = new Array(26).fill(0);
@@ -123,7 +132,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     });
 
     it("reads Sidekiq 7's minute-only format when told to", async () => {
-      await replay(client.transport, fixture.sidekiq7["2025-02-14T08:05:00Z"]);
+      await replay(client.transport, client.keys, fixture.sidekiq7["2025-02-14T08:05:00Z"]);
       const now = new Date("2025-02-14T08:05:30Z");
       const v7 = new Metrics(client, { format: "sidekiq7" });
       const result = await v7.forJob("App::FooJob", { now });
@@ -181,20 +190,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await target.flush();
     });
 
-    const state = async (redis: Transport) => ({
-      marks: await redis.call("HGETALL", "20250214-marks"),
+    /** The deploy keys at Sidekiq's names, under the client's key layout. */
+    const state = async (redis: Transport, k: Keys) => ({
+      marks: await redis.call("HGETALL", under(k, "20250214-marks")),
       // 90 days and 60 seconds, give or take the second the test may cross.
-      marksTtl: Math.round(((await redis.call("TTL", "20250214-marks")) as number) / 10),
-      lock: await redis.call("GET", `deploylock-${fixture.deploy.label}`),
-      lockTtl: Math.round(((await redis.call("TTL", `deploylock-${fixture.deploy.label}`)) as number) / 10),
+      marksTtl: Math.round(((await redis.call("TTL", under(k, "20250214-marks"))) as number) / 10),
+      lock: await redis.call("GET", under(k, `deploylock-${fixture.deploy.label}`)),
+      lockTtl: Math.round(((await redis.call("TTL", under(k, `deploylock-${fixture.deploy.label}`))) as number) / 10),
     });
 
     it("writes what Sidekiq's Deploy#mark! writes", async () => {
-      await replay(client.transport, fixture.deploy.commands);
-      const ruby = await state(client.transport);
+      await replay(client.transport, client.keys, fixture.deploy.commands);
+      const ruby = await state(client.transport, client.keys);
       await target.flush();
       assert.equal(await markDeploy(client, fixture.deploy.label, { at: new Date(fixture.deploy.at) }), true);
-      assert.deepEqual(await state(client.transport), ruby);
+      assert.deepEqual(await state(client.transport, client.keys), ruby);
       assert.deepEqual(ruby.marks, ["2025-02-14T08:05:00Z", "cafed00d fix the mailer"]);
     });
 
@@ -204,16 +214,18 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(await markDeploy(client, "first", { at: t }), true);
       assert.equal(await markDeploy(client, "first", { at: plus(20) }), false);
       assert.equal(await markDeploy(client, "second", { at: plus(25) }), true);
-      assert.deepEqual(await client.transport.call("HGETALL", "20260529-marks"), ["2026-05-29T10:15:00Z", "first"]);
+      const marks = under(client.keys, "20260529-marks");
+      assert.deepEqual(await client.transport.call("HGETALL", marks), ["2026-05-29T10:15:00Z", "first"]);
       assert.equal(await markDeploy(client, "third", { at: plus(60) }), true);
-      assert.equal(await client.transport.call("HGET", "20260529-marks", "2026-05-29T10:16:00Z"), "third");
+      assert.equal(await client.transport.call("HGET", marks, "2026-05-29T10:16:00Z"), "third");
     });
 
     it("shows marks from every day a period spans, under a prefix too", async () => {
       const prefixed = new Client({ transport: client.transport, prefix: "app" });
       await markDeploy(prefixed, "yesterday deploy", { at: ago(26 * 3600) });
       await markDeploy(prefixed, "today deploy", { at: FIXED });
-      assert.equal(await client.transport.call("EXISTS", "app:20220721-marks", "app:20220722-marks"), 2);
+      const days = ["20220721-marks", "20220722-marks"].map((name) => under(prefixed.keys, name));
+      assert.equal(await client.transport.call("EXISTS", ...days), 2);
       const { marks } = await new Metrics(prefixed).topJobs({ now: FIXED, period: "72h" });
       assert.deepEqual(marks.map((m) => m.label), ["yesterday deploy", "today deploy"]);
       assert.deepEqual((await new Metrics(client).topJobs({ now: FIXED, period: "72h" })).marks, []);

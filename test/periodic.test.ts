@@ -1,7 +1,8 @@
 /**
  * Periodic jobs, driven directly (no poller): registration, claims, missed
  * ticks, DST, pausing, two apps, and five processes with skewed clocks, on
- * the memory transport, a real redis-server and the Upstash REST fixture.
+ * the memory transport, a real redis-server, the Upstash REST fixture and a
+ * Redis Cluster (its key layout: the same names under one hash tag).
  */
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,14 +10,13 @@ import * as v from "valibot";
 import { createClient } from "../mod.ts";
 import { ConfigError } from "../src/errors.ts";
 import { defineJob } from "../mod.ts";
-import { keys } from "../src/keys.ts";
+import { type Keys, keys } from "../src/keys.ts";
 import { PeriodicSet } from "../src/features/mod.ts";
 import { enqueueDuePeriodic, type PeriodicSchedule, registerPeriodic } from "../src/features/periodic/mod.ts";
 import { memoryTransport } from "../src/transport/adapters/memory/memory_transport.ts";
 import type { Transport } from "../src/transport/transport.ts";
 import { matrix } from "./support/matrix.ts";
 
-const k = keys();
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 0);
 const Report = defineJob({ name: "Report", queue: "reports", retry: 3, args: v.tuple([v.string()]), perform() {} });
@@ -29,18 +29,21 @@ interface Pushed {
   periodic: { name: string; at: number; manual?: true };
 }
 
-async function queued(t: Transport, queue = "default"): Promise<Pushed[]> {
+/** The jobs waiting in a queue, in push order, read through the target's key layout. */
+async function queued(t: Transport, k: Keys, queue = "default"): Promise<Pushed[]> {
   return ((await t.call("LRANGE", k.queue(queue), 0, -1)) as string[]).map((raw) => JSON.parse(raw)).reverse();
 }
 
 /** Ticks (epoch s) of one schedule found in a queue, in push order. */
-async function ticksOf(t: Transport, name: string, queue = "default"): Promise<number[]> {
-  return (await queued(t, queue)).filter((j) => j.periodic.name === name).map((j) => j.periodic.at);
+async function ticksOf(t: Transport, k: Keys, name: string, queue = "default"): Promise<number[]> {
+  return (await queued(t, k, queue)).filter((j) => j.periodic.name === name).map((j) => j.periodic.at);
 }
 
 const iso = (ticks: number[]) => ticks.map((s) => new Date(s * 1000).toISOString());
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`periodic on ${target.name}`, () => {
     let t: Transport;
     beforeEach(async () => {
@@ -94,7 +97,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const stranger = client(); // declares nothing: learns each spec from its first claim
       const result = await enqueueDuePeriodic({ client: stranger, now: T0 + 1000, batch: 2 });
       assert.equal(result.enqueued, 5);
-      assert.deepEqual((await queued(t)).map((j) => j.class).sort(), ["Job1", "Job2", "Job3", "Job4", "Job5"]);
+      assert.deepEqual((await queued(t, k)).map((j) => j.class).sort(), ["Job1", "Job2", "Job3", "Job4", "Job5"]);
       assert.equal(result.commands, 3 * 3, "three pages: a read, a round that learns the specs, a claim");
       const next = await enqueueDuePeriodic({ client: stranger, now: T0 + MIN + 1000, batch: 10 });
       assert.equal(next.enqueued, 5);
@@ -142,7 +145,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         now += 2000 + Math.floor(random() * (target.name === "upstash" ? 40_000 : 15_000));
         step++;
       }
-      const jobs = await queued(t);
+      const jobs = await queued(t, k);
       const byName = new Map<string, number[]>();
       for (const job of jobs) {
         byName.set(job.periodic.name, [...(byName.get(job.periodic.name) ?? []), job.periodic.at]);
@@ -179,21 +182,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await enqueueDuePeriodic({ client: c, now: T0, schedules: periodic });
       // 50 s late is within grace: every tick since runs.
       await enqueueDuePeriodic({ client: c, now: T0 + 50_000, schedules: periodic });
-      assert.deepEqual(await ticksOf(t, "late"), [0, 10, 20, 30, 40, 50].map((s) => T0 / 1000 + s));
+      assert.deepEqual(await ticksOf(t, k, "late"), [0, 10, 20, 30, 40, 50].map((s) => T0 / 1000 + s));
       // An hour with every process down.
       const later = T0 + 60 * MIN + 30_000;
       await registerPeriodic(c, periodic, { now: later }); // the processes come back
       await enqueueDuePeriodic({ client: c, now: later, schedules: periodic });
-      assert.deepEqual(await ticksOf(t, "skip"), [T0 / 1000, T0 / 1000 + 3600], "once for the outage");
+      assert.deepEqual(await ticksOf(t, k, "skip"), [T0 / 1000, T0 / 1000 + 3600], "once for the outage");
       assert.deepEqual(
-        await ticksOf(t, "catch"),
+        await ticksOf(t, k, "catch"),
         [0, 3360, 3420, 3480, 3540, 3600].map((s) => T0 / 1000 + s),
         "the latest five",
       );
       // Then on time again.
       await enqueueDuePeriodic({ client: c, now: T0 + 61 * MIN + 1000, schedules: periodic });
-      assert.deepEqual((await ticksOf(t, "skip")).slice(-1), [T0 / 1000 + 3660]);
-      assert.deepEqual((await ticksOf(t, "catch")).slice(-1), [T0 / 1000 + 3660]);
+      assert.deepEqual((await ticksOf(t, k, "skip")).slice(-1), [T0 / 1000 + 3660]);
+      assert.deepEqual((await ticksOf(t, k, "catch")).slice(-1), [T0 / 1000 + 3660]);
     });
 
     it("pause, resume, enqueue now, and the PeriodicSet listing", async () => {
@@ -210,7 +213,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(entry.enabled, true);
       assert.equal(entry.next?.getTime(), T0 + MIN);
       assert.equal(entry.lastRun?.getTime(), T0);
-      assert.equal(entry.lastJid, (await queued(t, "reports"))[0].jid);
+      assert.equal(entry.lastJid, (await queued(t, k, "reports"))[0].jid);
       assert.equal(entry.owners.length, 1);
 
       assert.equal(await set.pause("rep"), true);
@@ -225,7 +228,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal((await enqueueDuePeriodic({ client: c, now: T0 + 8 * MIN })).enqueued, 1);
 
       const jid = await set.enqueueNow("rep", { now: T0 + 8 * MIN + 10_000 });
-      const jobs = await queued(t, "reports");
+      const jobs = await queued(t, k, "reports");
       assert.equal(jobs.at(-1)?.jid, jid);
       assert.equal(jobs.at(-1)?.periodic.manual, true);
       assert.equal((await set.get("rep"))?.next?.getTime(), T0 + 9 * MIN, "next tick unchanged");
@@ -241,14 +244,14 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await registerPeriodic(a, appA, { owner: "app-a", now: T0 });
       await registerPeriodic(b, appB, { owner: "app-b", now: T0 });
       await enqueueDuePeriodic({ client: b, now: T0 + 1000 }); // B enqueues A's ticks too: it reads their specs
-      assert.deepEqual((await queued(t)).map((j) => j.class).sort(), ["A1", "A2", "B1"]);
+      assert.deepEqual((await queued(t, k)).map((j) => j.class).sort(), ["A1", "A2", "B1"]);
 
       // App A deploys without A2: it stops at once; B's schedule is untouched.
       const a2 = client();
       const reg = await registerPeriodic(a2, [appA[0]], { owner: "app-a", now: T0 + 30_000 });
       assert.equal(reg.status, "registered");
       await enqueueDuePeriodic({ client: b, now: T0 + MIN + 1000 });
-      assert.deepEqual((await queued(t)).slice(3).map((j) => j.class).sort(), ["A1", "B1"]);
+      assert.deepEqual((await queued(t, k)).slice(3).map((j) => j.class).sort(), ["A1", "B1"]);
       // The old process of app A refreshing later is superseded: A2 stays gone.
       assert.equal((await registerPeriodic(a, appA, { owner: "app-a", now: T0 + 11 * MIN })).status, "superseded");
       assert.deepEqual(
@@ -274,7 +277,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await registerPeriodic(c, periodic, { owner: "app", now: T0 + 20_000 });
       assert.equal(await t.call("ZSCORE", k.periodicDue, "once"), String(T0 / 1000 + 60));
       assert.equal((await enqueueDuePeriodic({ client: c, now: T0 + 21_000 })).enqueued, 0);
-      assert.deepEqual(await ticksOf(t, "once"), [T0 / 1000]);
+      assert.deepEqual(await ticksOf(t, k, "once"), [T0 / 1000]);
     });
 
     it("without an owner each schedule set holds its own lease: versions never remove each other's", async () => {
@@ -287,18 +290,21 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       // Old and new code run side by side during the deploy: both schedules run, once each.
       await enqueueDuePeriodic({ client: fresh, now: T0 + MIN });
       await enqueueDuePeriodic({ client: old, now: T0 + MIN + 500 });
-      assert.deepEqual((await queued(t)).filter((j) => j.periodic.at === T0 / 1000 + 60).map((j) => j.class).sort(), [
-        "Gone",
-        "Keep",
-      ]);
+      assert.deepEqual(
+        (await queued(t, k)).filter((j) => j.periodic.at === T0 / 1000 + 60).map((j) => j.class).sort(),
+        [
+          "Gone",
+          "Keep",
+        ],
+      );
       // The old process stops; 30 minutes after its last refresh, "Gone" is dropped.
       for (let m = 2; m <= 40; m++) {
         await registerPeriodic(fresh, v2, { now: T0 + m * MIN });
         await enqueueDuePeriodic({ client: fresh, now: T0 + m * MIN });
       }
-      const gone = await ticksOf(t, "Gone every 60s");
+      const gone = await ticksOf(t, k, "Gone every 60s");
       assert.equal(gone.at(-1), T0 / 1000 + 30 * 60, "runs until the old lease ends, then stops");
-      assert.equal((await ticksOf(t, "Keep every 60s")).length, 41);
+      assert.equal((await ticksOf(t, k, "Keep every 60s")).length, 41);
     });
 
     it("a schedule edited in a deploy is claimed with its new spec, also by a process that has the old one", async () => {
@@ -310,7 +316,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await registerPeriodic(fresh, v2, { owner: "app", now: T0 + 1000 });
       const result = await enqueueDuePeriodic({ client: old, now: T0 + MIN, schedules: v1 });
       assert.equal(result.enqueued, 2, "ticks 00:00 and 00:01");
-      assert.deepEqual((await queued(t)).map((j) => j.args[0]), ["v2", "v2"]);
+      assert.deepEqual((await queued(t, k)).map((j) => j.args[0]), ["v2", "v2"]);
     });
 
     it("follows DST in Europe/Berlin and America/New_York", async () => {
@@ -333,7 +339,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await run(Date.UTC(2024, 2, 30, 12), Date.UTC(2024, 3, 1, 12));
       // Each window starts with one "skip" run for the ticks missed since the last: filtered out by day.
       const on = async (name: string, ...days: string[]) =>
-        iso(await ticksOf(t, name)).filter((s) => days.some((day) => s.startsWith(day)));
+        iso(await ticksOf(t, k, name)).filter((s) => days.some((day) => s.startsWith(day)));
       assert.deepEqual(await on("nf", "2024-03-10", "2024-03-11"), [
         "2024-03-10T07:00:00.000Z", // 02:30 does not exist: runs at 03:00 EDT
         "2024-03-11T06:30:00.000Z",

@@ -8,7 +8,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, createWorker, defineJob, drain, memoryTransport, silentLogger } from "../mod.ts";
-import { Stats } from "../src/api/mod.ts";
+import { DeadSet, ProcessSet, Queue, RetrySet, ScheduledSet, Stats } from "../src/api/mod.ts";
+import { dashboard } from "../src/web/mod.ts";
 import { loadSnapshot } from "../src/api/snapshot.ts";
 import { ConfigError } from "../src/errors.ts";
 import { keySlot } from "../src/key_slot.ts";
@@ -179,5 +180,99 @@ describe("a sharded worker", () => {
     assert.equal(result.remaining, 0);
     assert.equal(ran.length, 200);
     assert.ok(result.commands > 0 && result.commandsPerJob < 1, `${result.commandsPerJob} commands per job`);
+  });
+});
+
+describe("the admin API and the dashboard on a sharded namespace", () => {
+  /** Four shards, each holding retries, scheduled jobs and waiting jobs: `n` of each per shard. */
+  async function seeded(n: number) {
+    const transport = memoryTransport();
+    const client = createClient({ transport, keyspace: "cluster", shards: 4 });
+    const now = Date.now() / 1000;
+    let i = 0;
+    for (const shard of client.shards) {
+      for (let j = 0; j < n; j++, i++) {
+        const job = JSON.stringify({ class: "Noop", args: [i], jid: `jid${String(i).padStart(21, "0")}`, queue: "q" });
+        // Scores interleave across shards: a merged page is not one shard's.
+        await transport.call("ZADD", shard.keys.retry, now + 100 + j * 4 + client.shards.indexOf(shard), job);
+      }
+      await createClient({ transport, prefix: shard.keys.prefix.slice(1, -1), keyspace: "cluster" })
+        .pushBulk(Noop, Array.from({ length: n }, (_, j) => [j]), { queue: "q" });
+    }
+    return { transport, client };
+  }
+
+  it("job sets: sizes summed, pages merged by score, scans over every shard, entries acted on in their shard", async () => {
+    const { client } = await seeded(5);
+    const retries = new RetrySet(client);
+    assert.equal(await retries.size(), 20);
+    const all = await retries.page(0, 20);
+    assert.deepEqual(all.map((e) => e.score), [...all.map((e) => e.score)].sort((a, b) => a - b));
+    const second = await retries.page(5, 5);
+    assert.deepEqual(second.map((e) => e.jid), all.slice(5, 10).map((e) => e.jid), "a page is a slice of the merge");
+    const newest = await retries.page(0, 3, { reverse: true });
+    assert.deepEqual(newest.map((e) => e.jid), all.slice(-3).reverse().map((e) => e.jid));
+    // A scan a step at a time reaches every shard; the cursor names the shard.
+    const seen = new Set<string>();
+    let cursor = "0";
+    do {
+      const step = await retries.scanStep("Noop", cursor, 100);
+      for (const e of step.entries) seen.add(e.jid);
+      cursor = step.cursor;
+    } while (cursor !== "0");
+    assert.equal(seen.size, 20);
+    assert.equal((await retries.findJob(all[13].jid))?.jid, all[13].jid);
+    const picked = await retries.entriesAt([all[0], all[7], all[19]].map((e) => ({ score: e.score, jid: e.jid })));
+    assert.equal(picked.length, 3);
+    // Killed where each was read: each shard's dead set gets its own.
+    assert.deepEqual(await retries.killEntries(picked), [true, true, true]);
+    assert.equal(await new DeadSet(client).size(), 3);
+    assert.equal(await retries.removeEntries(await retries.page(0, 2)), 2);
+    assert.equal(await retries.retryAll(), 15);
+    assert.equal(await retries.size(), 0);
+    assert.equal(await new Queue(client, "q").size(), 20 + 15);
+    await new ScheduledSet(client).clear();
+    await new DeadSet(client).clear();
+    assert.equal(await new DeadSet(client).size(), 0);
+  });
+
+  it("queues: one name over every shard, sizes summed, paged shard by shard, paused and cleared in all", async () => {
+    const { transport, client } = await seeded(3);
+    assert.deepEqual((await Queue.all(client)).map((q) => q.name), ["q"]);
+    const q = new Queue(client, "q");
+    assert.equal(await q.size(), 12);
+    const pages = [...await q.page(0, 5), ...await q.page(5, 5), ...await q.page(10, 5)];
+    assert.equal(pages.length, 12);
+    assert.equal(new Set(pages.map((r) => r.value)).size, 12, "every job once, none skipped");
+    let walked = 0;
+    for await (const _ of q) walked++;
+    assert.equal(walked, 12);
+    assert.equal(await q.delete(pages[7]), true);
+    assert.equal(await q.size(), 11);
+    assert.equal(await q.pause(), true);
+    for (const shard of client.shards) assert.ok(await transport.call("SISMEMBER", shard.keys.paused, "q"));
+    assert.deepEqual(await Queue.paused(client), ["q"]);
+    assert.equal(await q.resume(), true);
+    assert.equal(await q.isPaused(), false);
+    await q.clear();
+    assert.equal(await q.size(), 0);
+  });
+
+  it("the dashboard counts every shard, lists every shard's retries and acts on them", async () => {
+    const { transport, client } = await seeded(2);
+    const app = dashboard({ transport, keyspace: "cluster", shards: 4, auth: () => true });
+    const home = await (await app.request("/stats")).json() as { sidekiq: Record<string, number> };
+    assert.equal(home.sidekiq.retries, 8);
+    assert.equal(home.sidekiq.enqueued, 8);
+    const html = await (await app.request("/retries")).text();
+    const jids = (await new RetrySet(client).page(0, 8)).map((e) => e.jid);
+    for (const jid of jids) assert.ok(html.includes(jid), `${jid} listed`);
+    const queue = await (await app.request("/queues/q")).text();
+    for (const job of await new Queue(client, "q").page(0, 8)) assert.ok(queue.includes(job.jid!), `${job.jid} listed`);
+    // Processes of every shard on the Busy page's count.
+    const worker = testWorker(transport, { jobs: [Noop], keyspace: "cluster", shards: 4, concurrency: 4 });
+    await worker.run();
+    assert.equal((await new ProcessSet(client).list()).length, 4);
+    await worker.stop();
   });
 });

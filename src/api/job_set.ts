@@ -2,7 +2,9 @@
  * The base of `ScheduledSet`, `RetrySet` and `DeadSet` (Sidekiq's `JobSet`):
  * size, paging, scanning, finding, and moving entries to their queues or to
  * the dead set. Works on every transport: ZRANGE by rank and ZSCAN, never
- * KEYS.
+ * KEYS. On a sharded namespace's client (`shards`) it is every shard's set:
+ * sizes summed, pages merged by score, scans and iteration shard by shard,
+ * and each entry acted on in the shard it was read from.
  *
  * @module
  */
@@ -13,6 +15,8 @@ import { SortedEntry } from "./sorted_entry.ts";
 import { checkJid, checkPage, invalid } from "./arguments.ts";
 import { zscan } from "./zscan.ts";
 import { num, pairs, scanReply } from "../transport/reply_readers.ts";
+import { readBatch } from "../scripts/read_batch.ts";
+import type { Command } from "../transport/transport.ts";
 
 /** The three job sets. */
 export type JobSetName = "schedule" | "retry" | "dead";
@@ -44,6 +48,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   #client: Client;
   #name: JobSetName;
   #deathHandlers: readonly DeathHandler[];
+  /** Each shard's set, on a sharded namespace's client; undefined otherwise. */
+  #shards: readonly JobSet[] | undefined;
 
   /**
    * Opens one of the three job sets.
@@ -60,6 +66,8 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     this.#client = client;
     this.#name = name;
     this.#deathHandlers = options.deathHandlers ?? [];
+    const shards = client.shards;
+    if (shards.length > 1) this.#shards = shards.map((shard) => new JobSet(shard, name, options));
   }
 
   /** The set's name: `schedule`, `retry` or `dead`. */
@@ -67,7 +75,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     return this.#name;
   }
 
-  /** The set's Redis key (with the client's prefix). */
+  /** The set's Redis key (with the client's prefix; shard 0's on a sharded namespace). */
   get key(): string {
     return this.#client.keys[this.#name];
   }
@@ -91,6 +99,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   async size(): Promise<number> {
+    if (this.#shards) return sum(await Promise.all(this.#shards.map((set) => set.size())));
     return num(await this.#client.transport.call("ZCARD", this.key));
   }
 
@@ -105,6 +114,12 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    */
   async page(start: number = 0, count: number = 50, options: PageOptions = {}): Promise<SortedEntry[]> {
     checkPage(`page ${this.#name} set`, start, count);
+    if (this.#shards) {
+      // Every shard's first start + count, merged by score: exact, at a cost that grows with the page's depth.
+      const pages = await Promise.all(this.#shards.map((set) => set.page(0, start + count, options)));
+      const direction = options.reverse ? -1 : 1;
+      return pages.flat().sort((a, b) => direction * (a.score - b.score)).slice(start, start + count);
+    }
     if (!options.reverse) return this.#range(start, start + count - 1);
     return (await this.#range(-(start + count), -(start + 1))).reverse();
   }
@@ -119,6 +134,10 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   async *each(): AsyncGenerator<SortedEntry, void, undefined> {
+    if (this.#shards) {
+      for (const set of this.#shards) yield* set.each();
+      return;
+    }
     const initial = await this.size();
     let offset = 0;
     for (let page = 1;; page++) {
@@ -148,6 +167,10 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   async *scan(match: string, count: number = 100): AsyncGenerator<SortedEntry, void, undefined> {
+    if (this.#shards) {
+      for (const set of this.#shards) yield* set.scan(match, count);
+      return;
+    }
     for await (const [value, score] of zscan(this.#client.transport, this.key, this.#pattern(match), count)) {
       yield new SortedEntry(this, score, value);
     }
@@ -169,6 +192,19 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   async scanStep(match: string, cursor = "0", count = 100): Promise<{ entries: SortedEntry[]; cursor: string }> {
     if (typeof cursor !== "string" || !/^\d{1,20}$/.test(cursor)) {
       throw invalid(`scan ${this.#name} set`, "cursor", "a ZSCAN cursor (digits)", cursor);
+    }
+    if (this.#shards) {
+      // The shard's index rides in the cursor's low digits (cursor × shards + index), as SCAN across primaries does.
+      const n = BigInt(this.#shards.length);
+      const at = BigInt(cursor);
+      const index = Number(at % n);
+      const found = await this.#shards[index].scanStep(match, String(at / n), count);
+      const next = found.cursor !== "0"
+        ? BigInt(found.cursor) * n + BigInt(index)
+        : index + 1 < this.#shards.length
+        ? BigInt(index + 1)
+        : 0n;
+      return { entries: found.entries, cursor: String(next) };
     }
     const reply = await this.#client.transport.call(
       "ZSCAN",
@@ -218,6 +254,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
       throw invalid("fetch job", "score", "a finite number or a Date", score);
     }
     if (jid !== undefined) checkJid("fetch job", jid);
+    if (this.#shards) return (await Promise.all(this.#shards.map((set) => set.fetch(s, jid)))).flat();
     const reply = await this.#client.transport.call("ZRANGE", this.key, s, s, "BYSCORE", "WITHSCORES");
     const entries = pairs(reply).map(([value, sc]) => new SortedEntry(this, num(sc), value));
     return jid === undefined ? entries : entries.filter((entry) => entry.jid === jid);
@@ -234,6 +271,10 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    */
   async deleteByValue(value: string): Promise<boolean> {
     if (typeof value !== "string") throw invalid("delete job", "value", "a raw job string", value);
+    if (this.#shards) {
+      for (const set of this.#shards) if (await set.deleteByValue(value)) return true;
+      return false;
+    }
     const [removed] = await removeEntries(this.#client, { key: this.key, home: this.#name }, [value]);
     return removed;
   }
@@ -265,6 +306,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   enqueueEntries(entries: readonly SortedEntry[], options: { retry?: boolean } = {}): Promise<boolean[]> {
+    if (this.#shards) return this.#byShard(entries, (set, own) => set.enqueueEntries(own, options));
     return enqueueFromSet(this.#client, this.key, entries.map((e) => e.value), options.retry ?? false);
   }
 
@@ -279,6 +321,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   killEntries(entries: readonly SortedEntry[]): Promise<boolean[]> {
+    if (this.#shards) return this.#byShard(entries, (set, own) => set.killEntries(own));
     return this.#kill(entries.map((e) => e.value));
   }
 
@@ -299,6 +342,10 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   async clear(): Promise<boolean> {
+    if (this.#shards) {
+      await Promise.all(this.#shards.map((set) => set.clear()));
+      return true;
+    }
     if (this.#name === "dead") await this.#client.transport.call("UNLINK", this.key);
     else await clearEntries(this.#client, { key: this.key, home: this.#name });
     return true;
@@ -315,6 +362,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * ```
    */
   retryAll(): Promise<number> {
+    if (this.#shards) return Promise.all(this.#shards.map((set) => set.retryAll())).then(sum);
     return drainSet(this.#client.transport, this.key, (raws) => enqueueFromSet(this.#client, this.key, raws, true));
   }
 
@@ -330,11 +378,76 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   killAll(): Promise<number> {
     // Killing a dead entry re-adds it scored now: draining would never end.
     if (this.#name === "dead") return Promise.resolve(0);
+    if (this.#shards) return Promise.all(this.#shards.map((set) => set.killAll())).then(sum);
     return drainSet(this.#client.transport, this.key, (raws) => this.#kill(raws));
+  }
+
+  /**
+   * The entries at these scores with these jids (the dashboard's selection),
+   * one round trip per shard; those gone are left out.
+   *
+   * @example
+   * ```ts
+   * const [entry] = await retries.entriesAt([{ score: 1700000000.5, jid: "2f8b0c4e9a1d3b5c7e9f0a1b" }]);
+   * ```
+   */
+  async entriesAt(wanted: readonly { score: number; jid: string }[]): Promise<SortedEntry[]> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((set) => set.entriesAt(wanted)))).flat();
+    const replies = await readBatch(
+      this.#client.transport,
+      wanted.map((k): Command => ["ZRANGE", this.key, k.score, k.score, "BYSCORE", "WITHSCORES"]),
+    );
+    return wanted.flatMap((k, i) => {
+      const match = pairs(replies[i]).map(([value, score]) => new SortedEntry(this, num(score), value))
+        .find((entry) => entry.jid === k.jid);
+      return match ? [match] : [];
+    });
+  }
+
+  /**
+   * Removes these entries (ZREM of their raw strings), each from the set it
+   * was read from, without the features' delete ops (the dashboard's bulk
+   * delete). Resolves to how many were there.
+   *
+   * @example
+   * ```ts
+   * await retries.removeEntries(await retries.page(0, 10));
+   * ```
+   */
+  async removeEntries(entries: readonly SortedEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    if (this.#shards) {
+      const removed = await this.#byShard(entries, async (set, own) => {
+        const n = await set.removeEntries(own);
+        return own.map((_, i) => i < n);
+      });
+      return removed.filter(Boolean).length;
+    }
+    return num(await this.#client.transport.call("ZREM", this.key, ...entries.map((e) => e.value)));
+  }
+
+  /** Runs `act` on each shard's own entries (by the set each was read from); one flag per entry, in order. */
+  async #byShard(
+    entries: readonly SortedEntry[],
+    act: (set: JobSet, own: SortedEntry[]) => Promise<boolean[]>,
+  ): Promise<boolean[]> {
+    const out: boolean[] = new Array(entries.length).fill(false);
+    await Promise.all(this.#shards!.map(async (set) => {
+      const at: number[] = [];
+      entries.forEach((entry, i) => entry.parent === set && at.push(i));
+      if (at.length === 0) return;
+      const flags = await act(set, at.map((i) => entries[i]));
+      at.forEach((i, j) => (out[i] = flags[j]));
+    }));
+    return out;
   }
 
   async #range(start: number, end: number): Promise<SortedEntry[]> {
     const reply = await this.#client.transport.call("ZRANGE", this.key, start, end, "WITHSCORES");
     return pairs(reply).map(([value, score]) => new SortedEntry(this, num(score), value));
   }
+}
+
+function sum(counts: readonly number[]): number {
+  return counts.reduce((a, b) => a + b, 0);
 }

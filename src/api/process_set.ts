@@ -26,6 +26,8 @@ export const FIELDS = ["info", "busy", "beat", "quiet", "rss", "rtt_us", "concur
  */
 export class ProcessSet implements AsyncIterable<Process> {
   #client: Client;
+  /** Each shard's processes, on a sharded namespace's client (a worker registers once per shard). */
+  #shards: readonly ProcessSet[] | undefined;
 
   /**
    * Reads processes through `client`.
@@ -34,6 +36,8 @@ export class ProcessSet implements AsyncIterable<Process> {
    */
   constructor(client: Client) {
     this.#client = client;
+    const shards = client.shards;
+    if (shards.length > 1) this.#shards = shards.map((shard) => new ProcessSet(shard));
   }
 
   /**
@@ -46,6 +50,10 @@ export class ProcessSet implements AsyncIterable<Process> {
    * ```
    */
   async list(): Promise<Process[]> {
+    if (this.#shards) {
+      const all = (await Promise.all(this.#shards.map((set) => set.list()))).flat();
+      return all.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
+    }
     const identities = await this.#members();
     if (identities.length === 0) return [];
     const k = this.#client.keys;
@@ -75,6 +83,13 @@ export class ProcessSet implements AsyncIterable<Process> {
     if (typeof identity !== "string" || identity === "") {
       throw invalid("find process", "identity", "a non-empty string", identity);
     }
+    if (this.#shards) {
+      for (const set of this.#shards) {
+        const found = await set.find(identity);
+        if (found) return found;
+      }
+      return null;
+    }
     const reply = await this.#client.transport.call("HMGET", this.#client.keys.process(identity), ...FIELDS);
     const data = toData(reply);
     return data ? new Process(this.#client, identity, data) : null;
@@ -89,6 +104,7 @@ export class ProcessSet implements AsyncIterable<Process> {
    * ```
    */
   async size(): Promise<number> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((set) => set.size()))).reduce((a, b) => a + b, 0);
     return num(await this.#client.transport.call("SCARD", this.#client.keys.processes));
   }
 
@@ -102,6 +118,7 @@ export class ProcessSet implements AsyncIterable<Process> {
    * ```
    */
   async cleanup(): Promise<number> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((set) => set.cleanup()))).reduce((a, b) => a + b, 0);
     const identities = await this.#members();
     if (identities.length === 0) return 0;
     const k = this.#client.keys;

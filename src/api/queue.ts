@@ -1,6 +1,9 @@
 /**
  * A queue as Sidekiq's API sees it (`Sidekiq::Queue`): list, size, latency,
- * paging, find, delete and clear.
+ * paging, find, delete and clear. On a sharded namespace's client
+ * (`shards`) a queue is its list in every shard: sizes summed, the longest
+ * latency, pages and iteration shard by shard (order is kept within a shard),
+ * and pause, resume and clear applied to every shard.
  *
  * @module
  */
@@ -27,6 +30,8 @@ const PAGE_SIZE = 50;
 export class Queue implements AsyncIterable<JobRecord> {
   #client: Client;
   #name: string;
+  /** The queue in each shard, on a sharded namespace's client; undefined otherwise. */
+  #shards: readonly Queue[] | undefined;
 
   /**
    * Opens a queue by name.
@@ -38,6 +43,8 @@ export class Queue implements AsyncIterable<JobRecord> {
     if (typeof name !== "string" || name === "") throw invalid("open queue", "name", "a non-empty string", name);
     this.#client = client;
     this.#name = name;
+    const shards = client.shards;
+    if (shards.length > 1) this.#shards = shards.map((shard) => new Queue(shard, name));
   }
 
   /**
@@ -49,6 +56,12 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   static async all(client: Client): Promise<Queue[]> {
+    if (client.shards.length > 1) {
+      const names = new Set(
+        (await Promise.all(client.shards.map((shard) => Queue.all(shard)))).flat().map((q) => q.name),
+      );
+      return [...names].sort().map((n) => new Queue(client, n));
+    }
     const names = arr(await client.transport.call("SMEMBERS", client.keys.queues)).map((n) => str(n) ?? "");
     return names.filter((n) => n !== "").sort().map((n) => new Queue(client, n));
   }
@@ -67,6 +80,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async size(): Promise<number> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((q) => q.size()))).reduce((a, b) => a + b, 0);
     return num(await this.#client.transport.call("LLEN", this.#key()));
   }
 
@@ -80,21 +94,45 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async latency(): Promise<number> {
+    if (this.#shards) return Math.max(...await Promise.all(this.#shards.map((q) => q.latency())));
     return enqueuedLatency(str(await this.#client.transport.call("LINDEX", this.#key(), -1)));
   }
 
   /**
-   * `count` jobs from position `start`, newest first (LRANGE).
+   * `count` jobs from position `start`, newest first (LRANGE), or oldest
+   * first (next to run) with `{ reverse: true }`.
    *
    * @example
    * ```ts
    * const firstPage = await queue.page(0, 25);
+   * const nextToRun = await queue.page(0, 25, { reverse: true });
    * ```
    */
-  async page(start: number = 0, count: number = PAGE_SIZE): Promise<JobRecord[]> {
+  async page(start: number = 0, count: number = PAGE_SIZE, options: { reverse?: boolean } = {}): Promise<JobRecord[]> {
     checkPage("page queue", start, count);
-    const raws = arr(await this.#client.transport.call("LRANGE", this.#key(), start, start + count - 1));
-    return raws.map((raw) => new JobRecord(str(raw) ?? "", this.#name));
+    if (this.#shards) {
+      // Shard by shard (in reverse for oldest first): skip whole shards before `start`, then read across as many
+      // as the page spans.
+      const out: JobRecord[] = [];
+      let skip = start;
+      const shards = options.reverse ? [...this.#shards].reverse() : this.#shards;
+      for (const queue of shards) {
+        if (out.length >= count) break;
+        const size = await queue.size();
+        if (skip >= size) {
+          skip -= size;
+          continue;
+        }
+        out.push(...await queue.page(skip, count - out.length, options));
+        skip = 0;
+      }
+      return out;
+    }
+    // Newest first from the head; oldest first from the tail, read the other way.
+    const [first, last] = options.reverse ? [-(start + count), -(start + 1)] : [start, start + count - 1];
+    const raws = arr(await this.#client.transport.call("LRANGE", this.#key(), first, last));
+    const jobs = raws.map((raw) => new JobRecord(str(raw) ?? "", this.#name));
+    return options.reverse ? jobs.reverse() : jobs;
   }
 
   /**
@@ -107,6 +145,10 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async *each(): AsyncGenerator<JobRecord, void, undefined> {
+    if (this.#shards) {
+      for (const queue of this.#shards) yield* queue.each();
+      return;
+    }
     const initial = await this.size();
     let deleted = 0;
     for (let page = 0;; page++) {
@@ -153,6 +195,10 @@ export class Queue implements AsyncIterable<JobRecord> {
   async delete(job: JobRecord | string): Promise<boolean> {
     const raw = job instanceof JobRecord ? job.value : job;
     if (typeof raw !== "string") throw invalid("delete job", "job", "a JobRecord or a raw job string", job);
+    if (this.#shards) {
+      for (const queue of this.#shards) if (await queue.delete(raw)) return true;
+      return false;
+    }
     const [removed] = await removeEntries(this.#client, { key: this.#key(), home: "queue" }, [raw]);
     return removed;
   }
@@ -172,6 +218,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async pause(): Promise<boolean> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((q) => q.pause()))).some(Boolean);
     return Number(await this.#client.transport.call("SADD", this.#client.keys.paused, this.#name)) === 1;
   }
 
@@ -185,6 +232,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async resume(): Promise<boolean> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((q) => q.resume()))).some(Boolean);
     return Number(await this.#client.transport.call("SREM", this.#client.keys.paused, this.#name)) === 1;
   }
 
@@ -197,6 +245,7 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async isPaused(): Promise<boolean> {
+    if (this.#shards) return (await Promise.all(this.#shards.map((q) => q.isPaused()))).some(Boolean);
     return Number(await this.#client.transport.call("SISMEMBER", this.#client.keys.paused, this.#name)) === 1;
   }
 
@@ -209,6 +258,9 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   static async paused(client: Client): Promise<string[]> {
+    if (client.shards.length > 1) {
+      return [...new Set((await Promise.all(client.shards.map((shard) => Queue.paused(shard)))).flat())].sort();
+    }
     const reply = await client.transport.call("SMEMBERS", client.keys.paused);
     return (Array.isArray(reply) ? reply.map(String) : []).sort();
   }
@@ -225,6 +277,10 @@ export class Queue implements AsyncIterable<JobRecord> {
    * ```
    */
   async clear(): Promise<boolean> {
+    if (this.#shards) {
+      await Promise.all(this.#shards.map((q) => q.clear()));
+      return true;
+    }
     await clearEntries(this.#client, { key: this.#key(), home: "queue", queue: this.#name });
     return true;
   }

@@ -44,6 +44,8 @@ export function dashboard<E extends object = Record<string, unknown>>(
   const { metricsFormat, ...rest } = options ?? ({} as DashboardPresetOptions<E>);
   const given = rest.features ?? [];
   const named = new Set(given.map((f) => f?.name));
+  // A sharded namespace's dashboard gets none of the default features' pages (their state is not sharded).
+  if (typeof rest.shards === "number" && rest.shards > 1) return buildDashboard({ ...rest, features: given });
   const features = [
     ...given,
     ...(named.has("metrics") ? [] : [jobMetrics({ format: metricsFormat ?? "sidekiq8" })]),

@@ -14,13 +14,10 @@ import { ProcessSet } from "../../api/process_set.ts";
 import { Queue } from "../../api/queue.ts";
 import { SortedEntry } from "../../api/sorted_entry.ts";
 import { JobSet } from "../../api/job_set.ts";
-import { num, pairs } from "../../transport/reply_readers.ts";
-import type { Command } from "../../transport/transport.ts";
 import { type EntryAction, entryQuestion, JOB_SETS, type JobSetKind, parseEntryKey } from "./job_sets.ts";
 import { MessagePage } from "./pages/message.tsx";
 import { deleteJobQuestion, queueHref, queueQuestion } from "./pages/queues.tsx";
 import { MAX_PAGE_SIZE, ParamError } from "./params.ts";
-import { readBatch } from "../../scripts/read_batch.ts";
 import { field, type Form, list } from "./form.ts";
 import { confirmed, confirmPage, onceConfirmed } from "./once_confirmed.tsx";
 import { type Ctx, page, redirectWith, type RouteDeps, viewOf } from "./render.ts";
@@ -33,21 +30,10 @@ function checkSelection(keys: readonly string[]): void {
   }
 }
 
-/** The entries named by `<score>-<jid>` keys, read in one script call; missing ones are skipped. */
-async function entriesFor(set: JobSet, keys: readonly string[]): Promise<SortedEntry[]> {
+/** The entries named by `<score>-<jid>` keys, read in one round trip (one per shard); missing ones are skipped. */
+function entriesFor(set: JobSet, keys: readonly string[]): Promise<SortedEntry[]> {
   checkSelection(keys);
-  const wanted = keys.map(parseEntryKey).filter((k) => k !== null);
-  const replies = await readBatch(
-    set.client.transport,
-    wanted.map((k): Command => ["ZRANGE", set.key, k.score, k.score, "BYSCORE", "WITHSCORES"]),
-  );
-  const out: SortedEntry[] = [];
-  wanted.forEach((k, i) => {
-    const match = pairs(replies[i]).map(([value, score]) => new SortedEntry(set, num(score), value))
-      .find((entry) => entry.jid === k.jid);
-    if (match) out.push(match);
-  });
-  return out;
+  return set.entriesAt(keys.map(parseEntryKey).filter((k) => k !== null));
 }
 
 const DONE: Record<EntryAction, string> = { retry: "retried", enqueue: "enqueued", delete: "deleted", kill: "killed" };
@@ -58,7 +44,7 @@ async function actOn(set: JobSet, entries: SortedEntry[], action: EntryAction): 
   if (action === "retry") moved = await set.enqueueEntries(entries, { retry: true });
   else if (action === "enqueue") moved = await set.enqueueEntries(entries);
   else if (action === "kill") moved = await set.killEntries(entries);
-  else return num(await set.client.transport.call("ZREM", set.key, ...entries.map((e) => e.value)));
+  else return await set.removeEntries(entries);
   return moved.filter(Boolean).length;
 }
 

@@ -18,6 +18,7 @@ import { describeValue } from "../../describe_value.ts";
 import { logErrors } from "../../server/identity.ts";
 import type { DeathHandler } from "../../dead_set_rules.ts";
 import type { Transport } from "../../transport/transport.ts";
+import type { Keyspace } from "../../keys.ts";
 import { actionRoutes } from "./action_routes.tsx";
 import { authGate, type DashboardAuth } from "./auth.ts";
 import { checkSameOrigin } from "./csrf.ts";
@@ -51,6 +52,13 @@ export interface DashboardOptions<E extends object = Record<string, unknown>> {
   basePath?: string;
   /** The key namespace, as the workers' `prefix`. */
   prefix?: string;
+  /** The key layout, as the workers' `keyspace` (by default the transport's: `"cluster"` on a cluster). */
+  keyspace?: Keyspace;
+  /**
+   * A sharded namespace's shard count, as the workers' `shards`: the
+   * counters, queues, processes and job sets then read every shard.
+   */
+  shards?: number;
   /**
    * Features: their pages and nav entries, and their part in the moves the
    * dashboard makes (a unique job's lock released when it is deleted).
@@ -151,7 +159,14 @@ export function dashboard<E extends object = Record<string, unknown>>(
   const clientFor = (t: Transport) => {
     let client = clients.get(t);
     if (!client) {
-      client = new Client({ transport: t, prefix: options.prefix, timeFormat: options.timeFormat, features });
+      client = new Client({
+        transport: t,
+        prefix: options.prefix,
+        keyspace: options.keyspace,
+        shards: options.shards,
+        timeFormat: options.timeFormat,
+        features,
+      });
       clients.set(t, client);
     }
     return client;

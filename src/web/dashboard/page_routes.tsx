@@ -7,8 +7,8 @@
  * @module
  */
 import type { Hono } from "hono";
-import { JobRecord } from "../../api/job_record.ts";
 import { JobSet } from "../../api/job_set.ts";
+import { Queue } from "../../api/queue.ts";
 import type { SortedEntry } from "../../api/sorted_entry.ts";
 import { Stats } from "../../api/stats.ts";
 import { assetByFile } from "./assets/assets.ts";
@@ -34,7 +34,6 @@ import {
 import { redisFacts } from "./redis_info.ts";
 import { type Ctx, noticeOf, page, type RouteDeps, viewOf } from "./render.ts";
 import { loadSnapshot } from "../../api/snapshot.ts";
-import { arr, str } from "../../transport/reply_readers.ts";
 import { newToken } from "./token.ts";
 import type { DashboardEnv } from "./view.ts";
 import type { JobSectionInput } from "./dashboard_feature.ts";
@@ -267,14 +266,11 @@ export function pageRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
     const { page: pageNo, count, start } = paging(c.req.query("page"), c.req.query("count"));
     const order = sortOrder(c.req.query("order"), "desc");
     const client = c.get("client");
-    // One page of the list, never more: newest first from the head, oldest first from the tail.
-    const [first, last] = order === "desc" ? [start, start + count - 1] : [-(start + count), -(start + 1)];
-    const [{ stats, queues, paused }, raws] = await Promise.all([
+    // One page of the list, never more (on a sharded namespace, shard by shard).
+    const [{ stats, queues, paused }, jobs] = await Promise.all([
       loadSnapshot(client, { latencies: true }),
-      client.transport.call("LRANGE", client.keys.queue(name), first, last),
+      new Queue(client, name).page(start, count, { reverse: order === "asc" }),
     ]);
-    const jobs = arr(raws).map((raw) => new JobRecord(str(raw) ?? "", name));
-    if (order === "asc") jobs.reverse();
     const row = queues.find((q) => q.name === name);
     return await page(
       c,
@@ -305,13 +301,13 @@ export function pageRoutes(app: Hono<DashboardEnv>, deps: RouteDeps): void {
     const client = c.get("client");
     const base = c.get("base");
     const kinds = Object.values(JOB_SETS);
-    const [{ stats, work }, raws, ...searched] = await Promise.all([
+    const [{ stats, work }, waiting, ...searched] = await Promise.all([
       loadSnapshot(client, { processes: true }),
-      queue ? client.transport.call("LRANGE", client.keys.queue(queue), 0, FIND_QUEUE_DEPTH - 1) : null,
+      queue ? new Queue(client, queue).page(0, FIND_QUEUE_DEPTH) : [],
       ...kinds.map((kind) => filtered(new JobSet(client, kind.set, deps.setOptions), jid, "0")),
     ]);
     if (work.some((w) => w.payload.jid === jid)) return c.redirect(`${base}/busy`, 302);
-    const at = arr(raws).findIndex((raw) => new JobRecord(str(raw) ?? "", queue).jid === jid);
+    const at = waiting.findIndex((job) => job.jid === jid);
     if (queue && at >= 0) {
       const pageNo = Math.floor(at / DEFAULT_PAGE_SIZE) + 1;
       return c.redirect(`${queueHref(base, queue)}?page=${pageNo}#job-${encodeURIComponent(jid)}`, 302);

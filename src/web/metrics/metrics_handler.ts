@@ -15,6 +15,7 @@ import { type Logger, silentLogger } from "../../logger.ts";
 import { describeValue } from "../../describe_value.ts";
 import { logErrors } from "../../server/identity.ts";
 import type { Transport } from "../../transport/transport.ts";
+import type { Keyspace } from "../../keys.ts";
 import { authGate, type DashboardAuth } from "../dashboard/auth.ts";
 import type { DashboardFeature } from "../dashboard/dashboard_feature.ts";
 import type { DashboardEnv } from "../dashboard/view.ts";
@@ -35,6 +36,10 @@ export interface MetricsHandlerOptions<E extends object = Record<string, unknown
   auth: DashboardAuth<E>;
   /** The key namespace, as the workers' `prefix`. */
   prefix?: string;
+  /** The key layout, as the workers' `keyspace` (by default the transport's). */
+  keyspace?: Keyspace;
+  /** A sharded namespace's shard count, as the workers' `shards`: every figure sums the shards. */
+  shards?: number;
   /** Features whose series to add (their `dashboard.metrics` part). */
   features?: readonly DashboardFeature[];
   /** `WWW-Authenticate` sent with a 401; default `Basic realm="edgekiq"`; `null` for none. */
@@ -82,7 +87,17 @@ export function metricsHandler<E extends object = Record<string, unknown>>(
   const clients = new WeakMap<Transport, Client<object>>();
   const clientFor = (t: Transport) => {
     let client = clients.get(t);
-    if (!client) clients.set(t, client = new Client({ transport: t, prefix: options.prefix }));
+    if (!client) {
+      clients.set(
+        t,
+        client = new Client({
+          transport: t,
+          prefix: options.prefix,
+          keyspace: options.keyspace,
+          shards: options.shards,
+        }),
+      );
+    }
     return client;
   };
   const plain = (status: 401 | 500 | 503, text: string) =>
