@@ -19,7 +19,6 @@ import {
 } from "../src/api/mod.ts";
 import { matrix } from "./support/matrix.ts";
 
-const k = keys();
 const nowS = (): number => Date.now() / 1000;
 const DAY = 24 * 60 * 60;
 
@@ -111,7 +110,9 @@ describe("JobRecord", () => {
   });
 });
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`api on ${target.name}`, () => {
     let redis: Transport;
     let client: Client;
@@ -609,7 +610,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         assert.equal(await new ScheduledSet(ns).size(), 1);
         const [entry]: SortedEntry[] = await new ScheduledSet(ns).page(0, 1);
         assert.equal(await entry.addToQueue(), true);
-        assert.equal(await redis.call("LLEN", "app:queue:default"), 2);
+        assert.equal(await redis.call("LLEN", keys("app", k.keyspace).queue("default")), 2);
         assert.equal((await new Stats(ns).fetch()).enqueued, 2);
       });
     });

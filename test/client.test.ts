@@ -2,6 +2,7 @@ import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { createClient, defineJob, JobArgsError, PayloadError, type Transport, TransportError } from "../mod.ts";
+import { keys } from "../src/keys.ts";
 import { PushError } from "../src/push_error.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -12,7 +13,9 @@ const HardJob = defineJob({
 });
 const Mailer = defineJob({ name: "Mailer", queue: "mailers", retry: 3, tags: ["mail"], perform(_ctx, _to: string) {} });
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`client on ${target.name}`, () => {
     let redis: Transport;
     beforeEach(async () => {
@@ -25,8 +28,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const before = Date.now() / 1000;
       const jid = await client.push(HardJob, ["bob", 5]);
       assert.match(jid!, /^[0-9a-f]{24}$/);
-      assert.deepEqual(await redis.call("SMEMBERS", "queues"), ["default"]);
-      const raw = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      assert.deepEqual(await redis.call("SMEMBERS", k.queues), ["default"]);
+      const raw = (await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[];
       assert.equal(raw.length, 1);
       const job = JSON.parse(raw[0]);
       assert.equal(job.class, "HardJob");
@@ -42,9 +45,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const client = createClient({ transport: redis });
       const a = await client.push(Mailer, ["a"]);
       const b = await client.push(Mailer, ["b"]);
-      const first = JSON.parse((await redis.call("RPOP", "queue:mailers")) as string);
+      const first = JSON.parse((await redis.call("RPOP", k.queue("mailers"))) as string);
       assert.equal(first.jid, a);
-      const second = JSON.parse((await redis.call("RPOP", "queue:mailers")) as string);
+      const second = JSON.parse((await redis.call("RPOP", k.queue("mailers"))) as string);
       assert.equal(second.jid, b);
       assert.equal(second.retry, 3);
       assert.deepEqual(second.tags, ["mail"]);
@@ -54,8 +57,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const client = createClient({ transport: redis });
       const before = Date.now() / 1000;
       const jid = await client.push(HardJob, ["later", 1], { in: 60 });
-      assert.equal(await redis.call("LLEN", "queue:default"), 0);
-      const entries = (await redis.call("ZRANGE", "schedule", 0, -1, "WITHSCORES")) as string[];
+      assert.equal(await redis.call("LLEN", k.queue("default")), 0);
+      const entries = (await redis.call("ZRANGE", k.schedule, 0, -1, "WITHSCORES")) as string[];
       assert.equal(entries.length, 2);
       const job = JSON.parse(entries[0]);
       assert.equal(job.jid, jid);
@@ -69,10 +72,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const client = createClient({ transport: redis });
       await client.push(HardJob, ["rel", 1], { at: 30 });
       await client.push(HardJob, ["past", 1], { at: new Date(Date.now() - 5000) });
-      assert.equal(await redis.call("ZCARD", "schedule"), 1);
-      const score = Number(((await redis.call("ZRANGE", "schedule", 0, -1, "WITHSCORES")) as string[])[1]);
+      assert.equal(await redis.call("ZCARD", k.schedule), 1);
+      const score = Number(((await redis.call("ZRANGE", k.schedule, 0, -1, "WITHSCORES")) as string[])[1]);
       assert.ok(Math.abs(score - (Date.now() / 1000 + 30)) < 5);
-      assert.equal(await redis.call("LLEN", "queue:default"), 1);
+      assert.equal(await redis.call("LLEN", k.queue("default")), 1);
     });
 
     it("bulk pushes in one round trip per 1,000-job batch", async () => {
@@ -82,8 +85,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const jids = await client.pushBulk(HardJob, args);
       assert.equal(redis.counters.roundTrips - trips, 3);
       assert.equal(new Set(jids).size, 2500);
-      assert.equal(await redis.call("LLEN", "queue:default"), 2500);
-      const oldest = JSON.parse((await redis.call("LINDEX", "queue:default", -1)) as string);
+      assert.equal(await redis.call("LLEN", k.queue("default")), 2500);
+      const oldest = JSON.parse((await redis.call("LINDEX", k.queue("default"), -1)) as string);
       assert.deepEqual(oldest.args, ["n0", 0]);
     });
 
@@ -111,11 +114,11 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       );
       await assert.rejects(client.push("Extra", [1], { queue: "two words" }), /'queue' must be a non-empty string/);
       await assert.rejects(client.push("Extra", [1], { retry: -1 }), /'retry' must be >= 0: current value is -1/);
-      assert.equal(await redis.call("EXISTS", "queues", "queue:default", "queue:no such queue"), 0);
+      assert.equal(await redis.call("EXISTS", k.queues, k.queue("default"), k.queue("no such queue")), 0);
 
       const extra = { tenant: "t1", retry_queue: "slow", tags: ["a"] };
       const jids = await client.pushBulk("Extra", [[1], [2]], { extra });
-      const raws = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).reverse();
+      const raws = ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).reverse();
       for (const [i, raw] of raws.entries()) {
         for (const field of ["jid", "args", "created_at", "enqueued_at", "tenant"]) {
           assert.equal(raw.split(`"${field}":`).length, 2, `${field} written once in ${raw}`);
@@ -131,7 +134,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("keeps queue order across many small batches, whether or not the transport keeps call order", async () => {
       const client = createClient({ transport: redis, bulkBatchSize: 50 });
       await client.pushBulk("Ordered", Array.from({ length: 1000 }, (_, i) => [i]));
-      const raws = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const raws = (await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[];
       const order = raws.reverse().map((raw) => JSON.parse(raw).args[0]);
       assert.deepEqual(order, Array.from({ length: 1000 }, (_, i) => i));
     });
@@ -142,6 +145,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         kind: redis.kind,
         blocking: redis.blocking,
         ordered: redis.ordered,
+        keyspace: redis.keyspace,
         counters: redis.counters,
         call: (command, ...args) => redis.call(command, ...args),
         block: (command, options) => redis.block(command, options),
@@ -158,7 +162,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok(error instanceof PushError, String(error));
       assert.match(error.message, /batch 3 of 6 failed \(batch 3 refused\)/);
       assert.equal((error.cause as Error).message, "batch 3 refused");
-      const raws = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[]).reverse();
+      const raws = ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[]).reverse();
       const written = raws.map((raw) => JSON.parse(raw));
       // Batches 1-2 landed; with call order kept, batch 4 was already sent when 3 failed.
       assert.equal(written.length, redis.ordered ? 30 : 20);
@@ -178,7 +182,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
 
     it("a wrongtype queue in the middle of a bulk push: the other batches' jids are reported exactly", async () => {
       // Jobs 0-9 go to queue a, 10-19 to "broken" (a string key), 20-29 to c, 30-39 to d.
-      await redis.call("SET", "queue:broken", "not a list");
+      await redis.call("SET", k.queue("broken"), "not a list");
       const route = ["a", "broken", "c", "d"];
       const jids: string[] = [];
       const client = createClient({
@@ -199,13 +203,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok(error.cause instanceof TransportError && error.cause.kind === "wrongtype", String(error.cause));
       assert.equal(error.maybeApplied, false, "Redis refused the batch: none of it was written");
       const listed = async (queue: string) =>
-        ((await redis.call("LRANGE", `queue:${queue}`, 0, -1)) as string[]).reverse().map((raw) => JSON.parse(raw));
+        ((await redis.call("LRANGE", k.queue(queue), 0, -1)) as string[]).reverse().map((raw) => JSON.parse(raw));
       const a = await listed("a");
       const c = await listed("c");
       assert.deepEqual(a.map((j) => j.args[0]), Array.from({ length: 10 }, (_, i) => i));
       // The batch after the failed one was on its way only where call order is kept.
       assert.deepEqual(c.map((j) => j.args[0]), redis.ordered ? Array.from({ length: 10 }, (_, i) => 20 + i) : []);
-      assert.equal(await redis.call("LLEN", "queue:d"), 0);
+      assert.equal(await redis.call("LLEN", k.queue("d")), 0);
       assert.deepEqual(error.landed, [...a, ...c].map((j) => j.jid));
       assert.deepEqual(error.landed, [...jids.slice(0, 10), ...(redis.ordered ? jids.slice(20, 30) : [])]);
       assert.deepEqual(error.failed, jids.slice(10, 20));
@@ -227,7 +231,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         client.pushBulk("Untyped", [[1], [NaN]]),
         (e: unknown) => e instanceof PayloadError && /args\[0\] is NaN/.test(e.message),
       );
-      assert.equal(await redis.call("EXISTS", "queues", "queue:default", "schedule"), 0);
+      assert.equal(await redis.call("EXISTS", k.queues, k.queue("default"), k.schedule), 0);
     });
 
     it("runs client middleware, which may rewrite or stop a push", async () => {
@@ -243,7 +247,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       });
       assert.equal(await client.push(HardJob, ["stop", 1]), null);
       const jid = await client.push(HardJob, ["go", 1]);
-      const raw = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const raw = (await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[];
       assert.equal(raw.length, 1);
       assert.deepEqual([JSON.parse(raw[0]).tenant, JSON.parse(raw[0]).jid], ["acme", jid]);
     });
@@ -251,7 +255,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("writes Sidekiq 8 integer-millisecond times in millis mode", async () => {
       const client = createClient({ transport: redis, timeFormat: "millis" });
       await client.push(HardJob, ["ms", 1]);
-      const raw = (await redis.call("RPOP", "queue:default")) as string;
+      const raw = (await redis.call("RPOP", k.queue("default"))) as string;
       const job = JSON.parse(raw);
       assert.ok(Number.isInteger(job.created_at) && job.created_at > 1e12);
       assert.match(raw, /"enqueued_at":\d{13}[,}]/);
@@ -260,8 +264,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
     it("namespaces keys with a prefix", async () => {
       const client = createClient({ transport: redis, prefix: "app" });
       await client.push(HardJob, ["ns", 1]);
-      assert.equal(await redis.call("LLEN", "app:queue:default"), 1);
-      assert.equal(await redis.call("EXISTS", "queue:default"), 0);
+      assert.equal(await redis.call("LLEN", keys("app", k.keyspace).queue("default")), 1);
+      assert.equal(await redis.call("EXISTS", k.queue("default")), 0);
     });
   });
 }

@@ -217,12 +217,12 @@ describe("the admin API and the dashboard on a sharded namespace", () => {
     let cursor = "0";
     do {
       const step = await retries.scanStep("Noop", cursor, 100);
-      for (const e of step.entries) seen.add(e.jid);
+      for (const e of step.entries) seen.add(e.value);
       cursor = step.cursor;
     } while (cursor !== "0");
     assert.equal(seen.size, 20);
-    assert.equal((await retries.findJob(all[13].jid))?.jid, all[13].jid);
-    const picked = await retries.entriesAt([all[0], all[7], all[19]].map((e) => ({ score: e.score, jid: e.jid })));
+    assert.equal((await retries.findJob(all[13].jid!))?.jid, all[13].jid);
+    const picked = await retries.entriesAt([all[0], all[7], all[19]].map((e) => ({ score: e.score, jid: e.jid! })));
     assert.equal(picked.length, 3);
     // Killed where each was read: each shard's dead set gets its own.
     assert.deepEqual(await retries.killEntries(picked), [true, true, true]);

@@ -23,6 +23,7 @@ import { DeadSet, Queue, RetrySet, ScheduledSet } from "../src/api/mod.ts";
 import { UniqueLocks } from "../src/features/mod.ts";
 import { canonicalJson, uniqueDigest } from "../src/features/unique/unique_digest.ts";
 import { sha256 } from "../src/features/unique/sha256.ts";
+import { type Keys, keys } from "../src/keys.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -33,15 +34,24 @@ async function lockKey(client: Client, className: string, args: unknown[], queue
   return client.keys.uniqueLock(await uniqueDigest(className, queue, args));
 }
 
-async function queued(redis: Transport, queue = "default"): Promise<JobPayload[]> {
-  return ((await redis.call("LRANGE", `queue:${queue}`, 0, -1)) as string[]).map((raw) => JSON.parse(raw));
+async function queued(redis: Transport, k: Keys, queue = "default"): Promise<JobPayload[]> {
+  return ((await redis.call("LRANGE", k.queue(queue), 0, -1)) as string[]).map((raw) => JSON.parse(raw));
 }
 
-async function scheduled(redis: Transport): Promise<Array<[JobPayload, number]>> {
-  const flat = (await redis.call("ZRANGE", "schedule", 0, -1, "WITHSCORES")) as string[];
+async function scheduled(redis: Transport, k: Keys): Promise<Array<[JobPayload, number]>> {
+  const flat = (await redis.call("ZRANGE", k.schedule, 0, -1, "WITHSCORES")) as string[];
   const out: Array<[JobPayload, number]> = [];
   for (let i = 0; i < flat.length; i += 2) out.push([JSON.parse(flat[i]), Number(flat[i + 1])]);
   return out;
+}
+
+/** Every key in the database: on a Redis Cluster, every primary's (KEYS alone asks one node). */
+async function allKeys(redis: Transport): Promise<string[]> {
+  if (!redis.eachPrimary) return (await redis.call("KEYS", "*")) as string[];
+  return (await redis.eachPrimary(["KEYS", "*"])).flatMap((r) => {
+    if (r.error) throw r.error;
+    return r.reply as string[];
+  });
 }
 
 describe("unique lock names", () => {
@@ -68,7 +78,9 @@ describe("unique lock names", () => {
   });
 });
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`unique jobs on ${target.name}`, () => {
     let redis: Transport;
     let client: Client;
@@ -95,14 +107,14 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       for (const r of results) {
         if (r.status !== "pushed") assert.deepEqual(r, { jid: null, status: "duplicate", existing: pushed[0].jid });
       }
-      const jobs = await queued(redis);
+      const jobs = await queued(redis, k);
       assert.deepEqual(jobs.map((j) => j.jid), [pushed[0].jid]);
       assert.equal(await redis.call("GET", await lockKey(client, "Sync", [7])), pushed[0].jid);
       // Bulk too: 10 clients, the same 30 args each (and a repeat inside each list).
       const argsList = Array.from({ length: 30 }, (_, i) => [100 + (i % 25)] as [number]);
       const bulk = await Promise.all(clients.map((c) => c.pushBulkDetailed(Sync, argsList, { batchSize: 7 })));
       assert.equal(bulk.flat().filter((r) => r.status === "pushed").length, 25);
-      assert.equal((await queued(redis)).length, 26);
+      assert.equal((await queued(redis, k)).length, 26);
     });
 
     it("one push is one command and one round trip; push returns null for a duplicate", async () => {
@@ -116,7 +128,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.match(jid!, /^[0-9a-f]{24}$/);
       assert.equal(await client.push(Sync, [1]), null);
       assert.equal(await Sync.performAsync(client, 1), null);
-      const job = (await queued(redis))[0];
+      const job = (await queued(redis, k))[0];
       assert.equal(job.jid, jid);
       assert.deepEqual(job.edgekiq_unique, { key: await lockKey(client, "Sync", [1]), until: "success", for: 60 });
       const ttl = Number(await redis.call("PTTL", await lockKey(client, "Sync", [1])));
@@ -166,7 +178,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           e instanceof ConfigError &&
           /sets 'unique' but no feature of this client handles it: add uniqueJobs\(\)/.test(e.message),
       );
-      assert.deepEqual(await redis.call("KEYS", "*"), []);
+      assert.deepEqual(await allKeys(redis), []);
       await assert.rejects(client.push(Sync, [1], { extra: { edgekiq_unique: {} } }), /must not set 'edgekiq_unique'/);
     });
 
@@ -185,7 +197,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const run = () =>
         drain({ transport: redis, jobs: [Flaky], budgetMs: 10_000, features: [unique], jobLogging: false });
       assert.equal((await run()).failed, 1);
-      assert.equal(await redis.call("ZCARD", "retry"), 1);
+      assert.equal(await redis.call("ZCARD", k.retry), 1);
       assert.equal(await redis.call("GET", key), jid, "a retrying job keeps its lock");
       assert.equal((await client.pushDetailed(Flaky, [])).status, "duplicate");
       assert.equal((await pollOnce({ client, now: Date.now() + 1000 })).promoted, 1);
@@ -230,7 +242,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         features: [unique],
         jobLogging: false,
       });
-      assert.equal(await redis.call("ZCARD", "dead"), 1);
+      assert.equal(await redis.call("ZCARD", k.dead), 1);
       for (const name of ["Doomed", "Dropped", "Discarded"]) {
         assert.equal(await redis.call("GET", await lockKey(client, name, [])), null, `${name} released`);
       }
@@ -298,7 +310,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok(ttl > 178_000 && ttl <= 180_000, `ttl ${ttl}`);
       assert.equal(await client.push(Sync, [3]), null);
       assert.equal((await pollOnce({ client, now: Date.now() + 121_000 })).promoted, 1);
-      assert.deepEqual((await queued(redis)).map((j) => j.jid), [jid]);
+      assert.deepEqual((await queued(redis, k)).map((j) => j.jid), [jid]);
       assert.equal(await redis.call("GET", key), jid);
       await drain({ transport: redis, jobs: [Sync], budgetMs: 10_000, features: [unique], jobLogging: false });
       assert.equal(await redis.call("GET", key), null);
@@ -317,7 +329,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(a.status, "pushed");
       assert.deepEqual([b.status, b.existing], ["replaced", a.jid]);
       assert.deepEqual([c.status, c.existing], ["replaced", b.jid]);
-      const [[only, score]] = await scheduled(redis);
+      const [[only, score]] = await scheduled(redis, k);
       assert.deepEqual([only.jid, only.args], [c.jid, ["doc", 3]]);
       assert.ok(score > Date.now() / 1000 + 40, "at the newest push's time");
       const key = await lockKey(client, "Debounced", "doc" as unknown as unknown[]);
@@ -328,15 +340,15 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await client.push("After", []);
       const e = await client.pushDetailed(Debounced, ["now", 2]);
       assert.deepEqual([e.status, e.existing], ["replaced", d.jid]);
-      assert.deepEqual((await queued(redis)).map((j) => [j.class, j.args]), [
+      assert.deepEqual((await queued(redis, k)).map((j) => [j.class, j.args]), [
         ["After", []],
         ["Debounced", ["now", 2]],
         ["Before", []],
       ]);
       // A copy already running (or retrying) is never touched: a duplicate.
-      const [raw] = (await redis.call("LRANGE", "queue:default", 1, 1)) as string[];
-      await redis.call("LREM", "queue:default", 1, raw);
-      await redis.call("ZADD", "retry", Date.now() / 1000 + 60, raw);
+      const [raw] = (await redis.call("LRANGE", k.queue("default"), 1, 1)) as string[];
+      await redis.call("LREM", k.queue("default"), 1, raw);
+      await redis.call("ZADD", k.retry, Date.now() / 1000 + 60, raw);
       assert.deepEqual(await client.pushDetailed(Debounced, ["now", 3]), {
         jid: null,
         status: "duplicate",
@@ -349,13 +361,13 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const first = await client.push(Later, [], { in: 30 });
       const moved = await client.pushDetailed(Later, [], { in: 300 });
       assert.deepEqual(moved, { jid: first, status: "rescheduled", existing: first });
-      const [[job, score]] = await scheduled(redis);
+      const [[job, score]] = await scheduled(redis, k);
       assert.equal(job.jid, first);
       assert.ok(score > Date.now() / 1000 + 290);
       assert.ok(Number(await redis.call("PTTL", await lockKey(client, "Later", []))) > 350_000);
       assert.equal((await client.pushDetailed(Later, [])).status, "rescheduled");
-      assert.deepEqual((await queued(redis)).map((j) => j.jid), [first], "now: moved to its queue");
-      assert.equal(await redis.call("ZCARD", "schedule"), 0);
+      assert.deepEqual((await queued(redis, k)).map((j) => j.jid), [first], "now: moved to its queue");
+      assert.equal(await redis.call("ZCARD", k.schedule), 0);
     });
 
     it("API: delete and kill release the lock, retry keeps it, a dead job retried takes it again", async () => {
@@ -368,19 +380,22 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.ok(jid);
       // Scheduled: delete releases.
       await client.push(Sync, [1], { in: 60 });
-      assert.equal(await (await new ScheduledSet(client).findJob((await scheduled(redis))[0][0].jid))!.delete(), true);
+      assert.equal(
+        await (await new ScheduledSet(client).findJob((await scheduled(redis, k))[0][0].jid))!.delete(),
+        true,
+      );
       assert.equal(await redis.call("GET", key), null, "ScheduledSet entry delete releases");
       // A retrying job (as a worker writes it): retry keeps the lock, kill releases it.
       const again = (await client.push(Sync, [1]))!;
-      const raw = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[])[0];
-      await redis.call("LREM", "queue:default", 1, raw);
-      await redis.call("ZADD", "retry", Date.now() / 1000 + 60, raw);
+      const raw = ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[])[0];
+      await redis.call("LREM", k.queue("default"), 1, raw);
+      await redis.call("ZADD", k.retry, Date.now() / 1000 + 60, raw);
       const retries = new RetrySet(client);
       assert.equal(await (await retries.findJob(again))!.retry(), true);
       assert.equal(await redis.call("GET", key), again, "RetrySet retry keeps it");
-      const back = ((await redis.call("LRANGE", "queue:default", 0, -1)) as string[])[0];
-      await redis.call("LREM", "queue:default", 1, back);
-      await redis.call("ZADD", "retry", Date.now() / 1000 + 60, back);
+      const back = ((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[])[0];
+      await redis.call("LREM", k.queue("default"), 1, back);
+      await redis.call("ZADD", k.retry, Date.now() / 1000 + 60, back);
       assert.equal(await (await retries.findJob(again))!.kill(), true);
       assert.equal(await redis.call("GET", key), null, "kill releases");
       // Dead: retried, it takes the lock again (a free one; never another copy's).
@@ -388,7 +403,7 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       assert.equal(await redis.call("GET", key), again, "dead retry retakes the free lock");
       assert.equal(await client.push(Sync, [1]), null);
       // DeadSet#kill of a raw job releases too.
-      await new DeadSet(client).kill(((await redis.call("LRANGE", "queue:default", 0, -1)) as string[])[0]);
+      await new DeadSet(client).kill(((await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[])[0]);
       assert.equal(await redis.call("GET", key), null);
     });
 
@@ -401,9 +416,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await new ScheduledSet(client).clear();
       await new Queue(client, "plain").clear();
       assert.deepEqual(await toArray(new UniqueLocks(client).each()), []);
-      assert.deepEqual(await redis.call("SMEMBERS", "queues"), []);
-      assert.equal(await redis.call("EXISTS", "queue:default", "schedule", "queue:plain"), 0);
-      const leftovers = ((await redis.call("KEYS", "*")) as string[]).filter((k) => k.includes("cleared"));
+      assert.deepEqual(await redis.call("SMEMBERS", k.queues), []);
+      assert.equal(await redis.call("EXISTS", k.queue("default"), k.schedule, k.queue("plain")), 0);
+      const leftovers = (await allKeys(redis)).filter((key) => key.includes("cleared"));
       assert.deepEqual(leftovers, []);
       assert.ok(await client.push(Sync, [1]), "pushable again");
     });
@@ -412,9 +427,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const kept = (await client.push(Sync, [1]))!;
       const lost = (await client.push(Sync, [2]))!;
       const retrying = (await client.push(Sync, [3], { in: 60 }))!;
-      const raws = (await redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const raws = (await redis.call("LRANGE", k.queue("default"), 0, -1)) as string[];
       const lostRaw = raws.find((r) => JSON.parse(r).jid === lost)!;
-      await redis.call("LREM", "queue:default", 1, lostRaw); // removed behind the API's back
+      await redis.call("LREM", k.queue("default"), 1, lostRaw); // removed behind the API's back
       const locks = new UniqueLocks(client);
       const orphans = await locks.orphans();
       assert.deepEqual(orphans.map((l) => l.jid), [lost]);

@@ -10,6 +10,7 @@ import { after, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { createClient, defineJob, drain, silentLogger, type Transport, type Worker } from "../mod.ts";
+import { type Keys, keys } from "../src/keys.ts";
 import { dashboard } from "../src/web/mod.ts";
 import { matrix, waitFor } from "./support/matrix.ts";
 import { testWorker } from "./support/worker.ts";
@@ -39,15 +40,15 @@ const Flaky = defineJob({
 const Fine = defineJob({ name: "Fine", perform: (_ctx, _n: number) => {} });
 
 /** Fake heartbeats: `n` live processes, as a worker writes them. */
-async function fakeFleet(transport: Transport, n: number): Promise<void> {
+async function fakeFleet(transport: Transport, k: Keys, n: number): Promise<void> {
   const now = Date.now() / 1000;
   for (let i = 0; i < n; i++) {
     const id = `fake-${i}:1${i}:abcdef`;
     await transport.pipeline([
-      ["SADD", "processes", id],
+      ["SADD", k.processes, id],
       [
         "HSET",
-        id,
+        k.process(id),
         "info",
         JSON.stringify({ hostname: `fake-${i}`, pid: 10 + i, concurrency: 5, queues: ["default"] }),
         "busy",
@@ -63,7 +64,9 @@ async function fakeFleet(transport: Transport, n: number): Promise<void> {
   }
 }
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // The cluster target gets the cluster key layout ({edgekiq}:queue:...), as every client on it does.
+  const k = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
   describe(`dashboard on ${target.name}`, () => {
     let transport: Transport;
     let app: Hono;
@@ -82,12 +85,12 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await client.push(Fine, [2], { in: 600 });
       await transport.call(
         "ZADD",
-        "retry",
+        k.retry,
         Date.now() / 1000 + 60,
         JSON.stringify({ class: "X", args: [], jid: "r1", queue: "default" }),
       );
-      await fakeFleet(transport, 1);
-      const [, score] = (await transport.call("ZRANGE", "retry", 0, 0, "WITHSCORES")) as string[];
+      await fakeFleet(transport, k, 1);
+      const [, score] = (await transport.call("ZRANGE", k.retry, 0, 0, "WITHSCORES")) as string[];
       const pages = {
         "/stats": "/admin/jobs/stats",
         "dashboard": "/admin/jobs",
@@ -112,13 +115,15 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         return out;
       };
       const small = await measure();
-      await fakeFleet(transport, 20);
+      await fakeFleet(transport, k, 20);
       for (let q = 0; q < 20; q++) await client.pushBulk(Fine, [[1], [2], [3]], { queue: `q${q}` });
       const large = await measure();
       assert.deepEqual(large, small, "20 processes and 20 more queues cost the same");
+      // The dashboard's Redis panel asks INFO of every primary: the test cluster has three, one server is one.
+      const infos = target.name === "cluster" ? 3 : 1;
       const expected = {
         "/stats": 3,
-        dashboard: 6,
+        dashboard: 5 + infos,
         busy: 3,
         queues: 3,
         queue: 4,
@@ -189,25 +194,25 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const retried = await post(app, `/admin/jobs/retries/${encodeURIComponent(keys[0])}`, { action: "retry" });
       assert.equal(retried.status, 303);
       assert.equal(retried.headers.get("location"), "/admin/jobs/retries?notice=retried&n=1");
-      assert.equal(await transport.call("LLEN", "queue:default"), 1);
+      assert.equal(await transport.call("LLEN", k.queue("default")), 1);
       const again = await post(app, `/admin/jobs/retries/${encodeURIComponent(keys[0])}`, { action: "retry" });
       assert.equal(again.headers.get("location"), "/admin/jobs/retries?notice=gone&n=0", "a replay finds it gone");
-      assert.equal(await transport.call("LLEN", "queue:default"), 1, "and does not push it twice");
+      assert.equal(await transport.call("LLEN", k.queue("default")), 1, "and does not push it twice");
 
       const asked = await post(app, "/admin/jobs/retries", { action: "kill", key: [keys[1]] });
       assert.equal(asked.status, 200, "without confirm=1 a kill asks first");
       assert.match(await asked.text(), /Are you sure you want to kill this retry\? It moves to the Dead set\./);
-      assert.equal(await transport.call("ZCARD", "dead"), 0, "and kills nothing");
+      assert.equal(await transport.call("ZCARD", k.dead), 0, "and kills nothing");
       const killed = await post(app, "/admin/jobs/retries", { action: "kill", key: [keys[1]], confirm: "1" });
       assert.equal(killed.headers.get("location"), "/admin/jobs/retries?notice=killed&n=1");
-      assert.equal(await transport.call("ZCARD", "dead"), 1);
+      assert.equal(await transport.call("ZCARD", k.dead), 1);
       const deleted = await post(app, "/admin/jobs/retries", {
         action: "delete",
         key: [keys[2], keys[1]],
         confirm: "1",
       });
       assert.equal(deleted.headers.get("location"), "/admin/jobs/retries?notice=deleted&n=1");
-      assert.equal(await transport.call("ZCARD", "retry"), 0);
+      assert.equal(await transport.call("ZCARD", k.retry), 0);
       assert.match(await html(app, "/admin/jobs/retries"), /No retries/);
       assert.equal(
         (await post(app, "/admin/jobs/retries", { action: "retry" })).headers.get("location"),
@@ -226,28 +231,28 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       await client.push(Fine, [8], { in: 3600 });
       const keys = keysIn(await html(app, "/admin/jobs/scheduled"));
       assert.equal(keys.length, 2);
-      const mine = keys.find((k) => k.endsWith(jid))!;
+      const mine = keys.find((key) => key.endsWith(jid))!;
       await post(app, "/admin/jobs/scheduled", { action: "enqueue", key: mine });
-      const [queued] = (await transport.call("LRANGE", "queue:default", 0, -1)) as string[];
+      const [queued] = (await transport.call("LRANGE", k.queue("default"), 0, -1)) as string[];
       assert.equal(JSON.parse(queued).jid, jid);
       await post(app, "/admin/jobs/scheduled", { action: "delete", key: keys, confirm: "1" });
-      assert.equal(await transport.call("ZCARD", "schedule"), 0);
+      assert.equal(await transport.call("ZCARD", k.schedule), 0);
 
       const now = Date.now() / 1000;
       for (let i = 0; i < 3; i++) {
         await transport.call(
           "ZADD",
-          "dead",
+          k.dead,
           now - i,
           JSON.stringify({ class: "Fine", args: [i], jid: `dead${i}`, queue: "low", retry_count: 3 }),
         );
       }
       const page = await html(app, "/admin/jobs/dead");
-      assert.deepEqual(keysIn(page).map((k) => k.split("-")[1]), ["dead0", "dead1", "dead2"], "newest first");
+      assert.deepEqual(keysIn(page).map((key) => key.split("-")[1]), ["dead0", "dead1", "dead2"], "newest first");
       const res = await post(app, "/admin/jobs/dead/all", { action: "retry", token: tokenIn(page), confirm: "1" });
       assert.equal(res.headers.get("location"), "/admin/jobs/dead?notice=retried&n=3");
-      assert.equal(await transport.call("LLEN", "queue:low"), 3);
-      assert.equal(await transport.call("ZCARD", "dead"), 0);
+      assert.equal(await transport.call("LLEN", k.queue("low")), 3);
+      assert.equal(await transport.call("ZCARD", k.dead), 0);
     });
 
     it("Queues: sizes and latency, a queue's jobs with their JSON, delete one, clear", async () => {
@@ -262,10 +267,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       const value = /name="value" value="([^"]+)"/.exec(queue)![1].replace(/&quot;/g, '"');
       const asked = await post(app, "/admin/jobs/queues/mail/delete", { value });
       assert.match(await asked.text(), /Are you sure you want to delete this Fine job\?/, "asks first");
-      assert.equal(await transport.call("LLEN", "queue:mail"), 2, "and deletes nothing");
+      assert.equal(await transport.call("LLEN", k.queue("mail")), 2, "and deletes nothing");
       const res = await post(app, "/admin/jobs/queues/mail/delete", { value, confirm: "1" });
       assert.equal(res.headers.get("location"), "/admin/jobs/queues/mail?notice=deleted&n=1");
-      assert.equal(await transport.call("LLEN", "queue:mail"), 1);
+      assert.equal(await transport.call("LLEN", k.queue("mail")), 1);
       assert.equal(
         (await post(app, "/admin/jobs/queues/mail/delete", { value, confirm: "1" })).headers.get("location"),
         "/admin/jobs/queues/mail?notice=gone&n=0",
@@ -276,8 +281,8 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         confirm: "1",
       });
       assert.equal(cleared.headers.get("location"), "/admin/jobs/queues?notice=cleared&n=1");
-      assert.equal(await transport.call("EXISTS", "queue:mail"), 0);
-      assert.deepEqual(await transport.call("SMEMBERS", "queues"), ["default"]);
+      assert.equal(await transport.call("EXISTS", k.queue("mail")), 0);
+      assert.deepEqual(await transport.call("SMEMBERS", k.queues), ["default"]);
     });
 
     it("Busy: a running worker and its job; Quiet reaches it", { timeout: 30_000 }, async () => {
@@ -301,7 +306,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       try {
         await createClient({ transport }).push(Slow, ["payload-arg"]);
         await worker.run();
-        await waitFor(async () => (await transport.call("HGET", worker.identity, "busy")) === "1", "a busy beat");
+        await waitFor(
+          async () => (await transport.call("HGET", k.process(worker.identity), "busy")) === "1",
+          "a busy beat",
+        );
         const page = await html(app, "/admin/jobs/busy");
         assert.ok(page.includes(worker.identity));
         assert.match(page, /<span class="tag">web-test<\/span><span class="tag">blue<\/span>/);
@@ -328,7 +336,10 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
           await html(app, res.headers.get("location")!),
           /status pending[^>]*>quiet requested<|status quiet/,
         );
-        await waitFor(async () => (await transport.call("HGET", worker.identity, "quiet")) === "true", "quiet");
+        await waitFor(
+          async () => (await transport.call("HGET", k.process(worker.identity), "quiet")) === "true",
+          "quiet",
+        );
         assert.match(await html(app, "/admin/jobs/busy"), /status quiet/);
         assert.equal(
           (await post(app, "/admin/jobs/busy", { identity: "gone:1:x", action: "stop" })).headers.get("location"),

@@ -20,6 +20,7 @@ import {
 } from "../src/web/dashboard/format.ts";
 import { entryKey, parseEntryKey } from "../src/web/dashboard/job_sets.ts";
 import { filterText, historyDays, liveInterval, paging, ParamError } from "../src/web/dashboard/params.ts";
+import { keys } from "../src/keys.ts";
 import { READ_BATCH, readBatch } from "../src/scripts/read_batch.ts";
 import { matrix } from "./support/matrix.ts";
 
@@ -101,7 +102,12 @@ describe("dashboard: same-origin rule", () => {
   });
 });
 
-for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
+for (const target of matrix(["memory", "ioredis", "bun", "upstash", "cluster"])) {
+  // One script's keys must share a slot on a Redis Cluster: there they take the cluster layout's hash tag.
+  const { prefix } = keys("", target.name === "cluster" ? "cluster" : "sidekiq");
+  const [a, h, l, z, missing, nope] = ["a", "h", "l", "z", "missing", "nope"].map((name) =>
+    prefix ? `${prefix}:${name}` : name
+  );
   describe(`dashboard: readBatch on ${target.name}`, () => {
     let transport: Transport;
     beforeEach(async () => {
@@ -109,22 +115,22 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
       transport ??= await target.open();
     });
     it("answers as a pipeline would, in one command, and refuses writes", async () => {
-      await transport.pipeline([["SET", "a", "1"], ["HSET", "h", "f", "v", "g", "w"], ["RPUSH", "l", "x", "y"], [
+      await transport.pipeline([["SET", a, "1"], ["HSET", h, "f", "v", "g", "w"], ["RPUSH", l, "x", "y"], [
         "ZADD",
-        "z",
+        z,
         1.5,
         "m",
       ]]);
       const commands = [
-        ["GET", "a"],
-        ["GET", "missing"],
-        ["MGET", "a", "missing", "a"],
-        ["HMGET", "h", "f", "nope"],
-        ["HGETALL", "h"],
-        ["LINDEX", "l", -1],
-        ["LLEN", "l"],
-        ["ZRANGE", "z", 1.5, 1.5, "BYSCORE", "WITHSCORES"],
-        ["HGET", "nope", "x"],
+        ["GET", a],
+        ["GET", missing],
+        ["MGET", a, missing, a],
+        ["HMGET", h, "f", "nope"],
+        ["HGETALL", h],
+        ["LINDEX", l, -1],
+        ["LLEN", l],
+        ["ZRANGE", z, 1.5, 1.5, "BYSCORE", "WITHSCORES"],
+        ["HGET", nope, "x"],
       ] as const;
       const before = transport.counters.commands;
       const batched = await readBatch(transport, commands);
@@ -135,9 +141,9 @@ for (const target of matrix(["memory", "ioredis", "bun", "upstash"])) {
         piped.map((r, i) => (i === 4 ? [...(r as string[])].sort() : r)),
       );
       assert.equal(batched[1], null);
-      await assert.rejects(readBatch(transport, [["SET", "a", "2"]]), /only read commands/);
-      await assert.rejects(transport.script(READ_BATCH, ["a"], ["DEL", 1, 0]), /read commands only/);
-      assert.equal(await transport.call("GET", "a"), "1");
+      await assert.rejects(readBatch(transport, [["SET", a, "2"]]), /only read commands/);
+      await assert.rejects(transport.script(READ_BATCH, [a], ["DEL", 1, 0]), /read commands only/);
+      assert.equal(await transport.call("GET", a), "1");
     });
   });
 }
