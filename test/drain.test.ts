@@ -1,10 +1,16 @@
-import { it } from "node:test";
+import { beforeEach, it } from "node:test";
 import assert from "node:assert/strict";
 import { createClient, defineJob, drain, pollOnce } from "../mod.ts";
+import { keysFor } from "../src/keys.ts";
 import { eachTarget } from "./support/targets.ts";
 import { failingJob, okJob } from "./support/jobs.ts";
 
 eachTarget("serverless drain", (t) => {
+  // Sidekiq's key names as the target's layout spells them: unchanged, or under the cluster layout's hash tag.
+  let tag = "";
+  beforeEach(() => void (tag = keysFor(t.redis, {}).prefix));
+  const key = (name: string) => tag ? `${tag}:${name}` : name;
+
   it("runs queued jobs until empty and reports counts and commands", async () => {
     const { job: Ok, runs } = okJob();
     const Bad = failingJob();
@@ -15,9 +21,9 @@ eachTarget("serverless drain", (t) => {
     assert.equal(runs.count, 50);
     assert.deepEqual([result.processed, result.failed, result.remaining, result.requeued], [51, 1, 0, 0]);
     assert.ok(result.commandsPerJob > 0 && result.commandsPerJob < 0.6, `commands per job ${result.commandsPerJob}`);
-    assert.deepEqual(await t.redis.call("SMEMBERS", "processes"), [], "its process entry is gone");
-    assert.equal(await t.redis.call("HLEN", "edgekiq:inflight"), 0);
-    assert.equal(await t.redis.call("GET", "stat:processed"), "51");
+    assert.deepEqual(await t.redis.call("SMEMBERS", key("processes")), [], "its process entry is gone");
+    assert.equal(await t.redis.call("HLEN", key("edgekiq:inflight")), 0);
+    assert.equal(await t.redis.call("GET", key("stat:processed")), "51");
   });
 
   it("stops taking work before the budget ends and puts a job still running back", async () => {
@@ -40,21 +46,21 @@ eachTarget("serverless drain", (t) => {
     assert.ok(Date.now() - t0 < 2000, "returns within the budget (plus a round trip)");
     assert.equal(result.processed, 0);
     assert.equal(result.remaining, 1);
-    const [raw] = (await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    const [raw] = (await t.redis.call("LRANGE", key("queue:default"), 0, -1)) as string[];
     assert.equal(JSON.parse(raw).jid, slow, "the cut-off job is back on its queue");
-    assert.equal(await t.redis.call("ZCARD", "retry"), 0, "not counted as a failure");
+    assert.equal(await t.redis.call("ZCARD", key("retry")), 0, "not counted as a failure");
   });
 
   it("pollOnce promotes due jobs for the next drain", async () => {
     const client = createClient({ transport: t.redis });
     await t.redis.call(
       "ZADD",
-      "schedule",
+      key("schedule"),
       Date.now() / 1000 - 1,
       JSON.stringify({ class: "Quick", args: [], queue: "default", jid: "due1" }),
     );
     const poll = await pollOnce({ client });
     assert.equal(poll.promoted, 1);
-    assert.equal(await t.redis.call("LLEN", "queue:default"), 1);
+    assert.equal(await t.redis.call("LLEN", key("queue:default")), 1);
   });
-}, ["memory", "ioredis", "upstash"]);
+}, ["memory", "ioredis", "upstash", "cluster"]);

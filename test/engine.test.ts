@@ -1,18 +1,24 @@
-import { it } from "node:test";
+import { beforeEach, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { createClient, currentJob, defineJob, Discard, Interrupt, type JobPayload, type Transport } from "../mod.ts";
 import { Metrics } from "../src/features/metrics/metrics.ts";
+import { keysFor } from "../src/keys.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
 import { failingJob, okJob } from "./support/jobs.ts";
 import { heldCount } from "./support/held.ts";
 import { testWorker } from "./support/worker.ts";
 
-const deadEntries = async (redis: Transport) =>
-  ((await redis.call("ZRANGE", "dead", 0, -1)) as string[]).map((raw) => JSON.parse(raw) as JobPayload);
-
 eachTarget("engine", (t) => {
+  // Sidekiq's key names as the target's layout spells them: unchanged, or under the cluster layout's hash tag.
+  let tag = "";
+  beforeEach(() => void (tag = keysFor(t.redis, {}).prefix));
+  const key = (name: string) => tag ? `${tag}:${name}` : name;
+  const deadEntries = async () =>
+    ((await t.redis.call("ZRANGE", key("dead"), 0, -1)) as string[]).map((raw) => JSON.parse(raw) as JobPayload);
+  const held = (identity: string) => heldCount(t.redis, identity);
+
   it("runs jobs in FIFO order within a queue", async () => {
     const seen: number[] = [];
     const Ordered = defineJob({
@@ -51,7 +57,7 @@ eachTarget("engine", (t) => {
     assert.deepEqual(new Set(ctxs.map((c) => c.jid)), new Set(jids));
     assert.ok(ctxs.every((c) => c.queue === "default" && c.retryCount === 0 && !c.aborted));
     await t.worker.stop();
-    assert.equal(await heldCount(t.redis, t.worker.identity), 0, "every job acked");
+    assert.equal(await held(t.worker.identity), 0, "every job acked");
   });
 
   it("serves weighted queues in proportion to their weights", async () => {
@@ -95,12 +101,12 @@ eachTarget("engine", (t) => {
     const t0 = Date.now() / 1000;
     await t.worker.run();
     const entry = await waitFor(
-      async () => ((await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[]),
+      async () => ((await t.redis.call("ZRANGE", key("retry"), 0, -1, "WITHSCORES")) as string[]),
       "retry entry",
     )
       .then(async () => {
-        await waitFor(async () => Number(await t.redis.call("ZCARD", "retry")) === 1, "retry zset");
-        return (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+        await waitFor(async () => Number(await t.redis.call("ZCARD", key("retry"))) === 1, "retry zset");
+        return (await t.redis.call("ZRANGE", key("retry"), 0, -1, "WITHSCORES")) as string[];
       });
     const job = JSON.parse(entry[0]);
     assert.equal(job.jid, jid);
@@ -114,7 +120,7 @@ eachTarget("engine", (t) => {
     const delay = Number(entry[1]) - t0;
     assert.ok(delay >= 14 && delay <= 26, `delay ${delay}`);
     await t.worker.stop();
-    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+    assert.equal(await held(t.worker.identity), 0);
   });
 
   it("increments retry_count and sets retried_at on later failures; exhausts to dead with death handlers", async () => {
@@ -136,13 +142,13 @@ eachTarget("engine", (t) => {
     t.worker = testWorker(t.redis, { jobs: [Fails], deathHandlers: [(job) => void deaths.push(job.jid)] });
     await t.worker.run();
     await waitFor(
-      async () => deaths.length === 1 && Number(await t.redis.call("ZCARD", "retry")) === 1,
+      async () => deaths.length === 1 && Number(await t.redis.call("ZCARD", key("retry"))) === 1,
       "one retry, one death",
     );
-    const [retried] = ((await t.redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+    const [retried] = ((await t.redis.call("ZRANGE", key("retry"), 0, -1)) as string[]).map((r) => JSON.parse(r));
     assert.equal(retried.retry_count, 1);
     assert.equal(typeof retried.retried_at, "number");
-    const [dead] = await deadEntries(t.redis);
+    const [dead] = await deadEntries();
     assert.equal(dead.retry_count, 2);
     assert.deepEqual(exhausted, [dead.jid]);
     assert.deepEqual(deaths, [dead.jid]);
@@ -209,11 +215,11 @@ eachTarget("engine", (t) => {
     await waitFor(() => deaths.length === 3, "three deaths");
     await t.worker.stop();
     assert.deepEqual(deaths.sort(), ["Kill", "NoMorgue", "NoRetry"]);
-    const retry = (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+    const retry = (await t.redis.call("ZRANGE", key("retry"), 0, -1, "WITHSCORES")) as string[];
     assert.equal(JSON.parse(retry[0]).class, "Custom");
     assert.ok(Math.abs(Number(retry[1]) - (Date.now() / 1000 + 1000)) < 30);
-    assert.deepEqual((await deadEntries(t.redis)).map((j) => j.class), ["Kill"]);
-    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+    assert.deepEqual((await deadEntries()).map((j) => j.class), ["Kill"]);
+    assert.equal(await held(t.worker.identity), 0);
   });
 
   it("buries bad payloads with a reason and keeps going", async () => {
@@ -226,10 +232,10 @@ eachTarget("engine", (t) => {
       },
     });
     await t.redis.pipeline([
-      ["SADD", "queues", "default"],
+      ["SADD", key("queues"), "default"],
       [
         "LPUSH",
-        "queue:default",
+        key("queue:default"),
         "{not json",
         '{"args":[1],"jid":"a1","queue":"default"}',
         '{"class":"Typed","jid":"a2","queue":"default"}',
@@ -242,11 +248,11 @@ eachTarget("engine", (t) => {
     await t.worker.run();
     await waitFor(
       async () =>
-        ran === 1 && Number(await t.redis.call("ZCARD", "dead")) === 4 &&
-        Number(await t.redis.call("ZCARD", "retry")) === 1,
+        ran === 1 && Number(await t.redis.call("ZCARD", key("dead"))) === 4 &&
+        Number(await t.redis.call("ZCARD", key("retry"))) === 1,
       "4 dead, 1 retrying, 1 ran",
     );
-    const dead = await deadEntries(t.redis);
+    const dead = await deadEntries();
     const byJid = Object.fromEntries(dead.map((j) => [j.jid, j]));
     // Unreadable payloads are kept whole as args[0] of a readable envelope.
     const wrapped = (needle: string) =>
@@ -256,7 +262,7 @@ eachTarget("engine", (t) => {
     assert.match(wrapped('"jid":"a1"').error_message!, /'class' must be a non-empty string/);
     assert.match(wrapped('"jid":"a2"').error_message!, /'args' must be an array/);
     // A class no process here defines is Sidekiq's NameError: retried, not buried (a shared Redis's Ruby jobs).
-    const [retrying] = ((await t.redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+    const [retrying] = ((await t.redis.call("ZRANGE", key("retry"), 0, -1)) as string[]).map((r) => JSON.parse(r));
     assert.equal(retrying.jid, "a3");
     assert.equal(retrying.error_class, "UnknownJobError");
     assert.match(retrying.error_message, /no job named 'Nobody'/);
@@ -303,7 +309,13 @@ eachTarget("engine", (t) => {
     );
     const day = new Date().toISOString().slice(0, 10);
     assert.deepEqual(
-      await t.redis.call("MGET", "stat:processed", "stat:failed", `stat:processed:${day}`, `stat:failed:${day}`),
+      await t.redis.call(
+        "MGET",
+        key("stat:processed"),
+        key("stat:failed"),
+        key(`stat:processed:${day}`),
+        key(`stat:failed:${day}`),
+      ),
       ["4", "1", "4", "1"],
     );
   });
@@ -334,13 +346,15 @@ eachTarget("engine", (t) => {
           if (ctx.jid === "interrupt-me" && runs++ === 0) throw new Interrupt("resume later");
         },
       });
-      await t.redis.pipeline([["SET", "lock:a", "ja"], ["SET", "lock:b", "someone-else"]]);
+      // In the worker's namespace: on a cluster a release rides its slot's ack.
+      const [lockA, lockB] = [key("lock:a"), key("lock:b")];
+      await t.redis.pipeline([["SET", lockA, "ja"], ["SET", lockB, "someone-else"]]);
       const client = createClient({ transport: t.redis });
-      const ja = await client.push(Locked, [], { extra: { lock: "lock:a", owner: "ja" } });
-      await client.push(Locked, [], { extra: { lock: "lock:b", owner: "jb" } });
+      const ja = await client.push(Locked, [], { extra: { lock: lockA, owner: "ja" } });
+      await client.push(Locked, [], { extra: { lock: lockB, owner: "jb" } });
       await t.redis.call(
         "LPUSH",
-        "queue:default",
+        key("queue:default"),
         JSON.stringify({ class: "Locked", args: [], queue: "default", jid: "interrupt-me", retry: true }),
       );
       const done: string[] = [];
@@ -355,11 +369,11 @@ eachTarget("engine", (t) => {
       });
       await t.worker.run();
       await waitFor(() => done.includes("interrupt-me") && done.length === 3, "all three done");
-      await waitFor(async () => (await t.redis.call("EXISTS", "lock:a")) === 0, "lock a released");
+      await waitFor(async () => (await t.redis.call("EXISTS", lockA)) === 0, "lock a released");
       assert.ok(ja);
-      assert.equal(await t.redis.call("GET", "lock:b"), "someone-else", "a lock someone else holds stays");
+      assert.equal(await t.redis.call("GET", lockB), "someone-else", "a lock someone else holds stays");
       assert.equal(runs, 2, "interrupted once, then resumed");
-      assert.equal(await t.redis.call("ZCARD", "retry"), 0, "an interrupt is not a failure");
+      assert.equal(await t.redis.call("ZCARD", key("retry")), 0, "an interrupt is not a failure");
     });
   }
 
@@ -403,7 +417,7 @@ eachTarget("engine", (t) => {
     await t.worker.run();
     await waitFor(() => seen.length === 2 && ran === 1, "both seen, one ran");
     await t.worker.stop();
-    assert.equal(await heldCount(t.redis, t.worker.identity), 0);
+    assert.equal(await held(t.worker.identity), 0);
   });
 
   it("basic fetch runs jobs too (BRPOP)", async () => {
@@ -418,7 +432,7 @@ eachTarget("engine", (t) => {
     await t.worker.run();
     await createClient({ transport: t.redis }).pushBulk(B, Array.from({ length: 30 }, () => []));
     await waitFor(() => ran === 30, "30 jobs");
-    assert.equal(await t.redis.call("HLEN", "edgekiq:inflight"), 0, "basic fetch registers no private lists");
+    assert.equal(await t.redis.call("HLEN", key("edgekiq:inflight")), 0, "basic fetch registers no private lists");
   });
 
   it("keeps fetching after a backlog drains: later pushes run and stop returns", async () => {
@@ -462,11 +476,11 @@ eachTarget("engine", (t) => {
   it("retries a job whose class no process here knows with Sidekiq's backoff, and buries it only after its retries", async () => {
     // On a Redis shared with Rails, a Ruby job reaching this worker must not be buried at once (Sidekiq's NameError).
     const raw = JSON.stringify({ class: "Ruby::OnlyJob", args: [1], queue: "default", jid: "ruby1", retry: 2 });
-    await t.redis.call("LPUSH", "queue:default", raw);
+    await t.redis.call("LPUSH", key("queue:default"), raw);
     t.worker = testWorker(t.redis, { jobs: [okJob().job] });
     await t.worker.run();
     const retryEntry = async () => {
-      const [entry, score] = (await t.redis.call("ZRANGE", "retry", 0, -1, "WITHSCORES")) as string[];
+      const [entry, score] = (await t.redis.call("ZRANGE", key("retry"), 0, -1, "WITHSCORES")) as string[];
       return entry === undefined ? undefined : { entry, job: JSON.parse(entry) as JobPayload, at: Number(score) };
     };
     for (const count of [0, 1]) {
@@ -477,27 +491,27 @@ eachTarget("engine", (t) => {
       // Sidekiq's delay: count**4 + 15 + rand(10) * (count + 1) seconds.
       const delay = at - Date.now() / 1000;
       assert.ok(delay > count ** 4 + 15 - 2 && delay < count ** 4 + 15 + 9 * (count + 1) + 1, `delay ${delay}`);
-      assert.equal(Number(await t.redis.call("ZCARD", "dead")), 0, "not dead while retries remain");
+      assert.equal(Number(await t.redis.call("ZCARD", key("dead"))), 0, "not dead while retries remain");
       // Due now: the poller puts it back on its queue and the worker meets it again.
-      await t.redis.call("ZADD", "retry", 0, entry);
+      await t.redis.call("ZADD", key("retry"), 0, entry);
       assert.equal((await t.worker.poll()).promoted, 1);
     }
-    await waitFor(async () => Number(await t.redis.call("ZCARD", "dead")) === 1, "dead after its retries");
-    const [dead] = await deadEntries(t.redis);
+    await waitFor(async () => Number(await t.redis.call("ZCARD", key("dead"))) === 1, "dead after its retries");
+    const [dead] = await deadEntries();
     assert.deepEqual([dead.jid, dead.error_class, dead.retry_count], ["ruby1", "UnknownJobError", 2]);
-    assert.equal(Number(await t.redis.call("ZCARD", "retry")), 0);
+    assert.equal(Number(await t.redis.call("ZCARD", key("retry"))), 0);
   });
 
   it('with unknownJobs: "dead", buries a job whose class no process here knows at once', async () => {
     await t.redis.call(
       "LPUSH",
-      "queue:default",
+      key("queue:default"),
       JSON.stringify({ class: "Nobody", args: [], queue: "default", jid: "n1" }),
     );
     t.worker = testWorker(t.redis, { jobs: [], unknownJobs: "dead" });
     await t.worker.run();
-    await waitFor(async () => Number(await t.redis.call("ZCARD", "dead")) === 1, "dead");
-    assert.equal((await deadEntries(t.redis))[0].error_class, "UnknownJobError");
-    assert.equal(Number(await t.redis.call("ZCARD", "retry")), 0);
+    await waitFor(async () => Number(await t.redis.call("ZCARD", key("dead"))) === 1, "dead");
+    assert.equal((await deadEntries())[0].error_class, "UnknownJobError");
+    assert.equal(Number(await t.redis.call("ZCARD", key("retry"))), 0);
   });
-});
+}, ["memory", "ioredis", "bun", "cluster"]);

@@ -2,10 +2,11 @@
  * Iterable jobs through the real engine, on every transport: completion,
  * stopping and resuming, errors and retries, cancellation, the run-time cap.
  */
-import { it } from "node:test";
+import { beforeEach, it } from "node:test";
 import assert from "node:assert/strict";
 import { cancelJob, createClient, drain, type JobPayload, TransportError } from "../mod.ts";
 import { RetrySet } from "../src/api/mod.ts";
+import { keysFor } from "../src/keys.ts";
 import { waitFor } from "./support/matrix.ts";
 import { eachTarget } from "./support/targets.ts";
 import { testWorker } from "./support/worker.ts";
@@ -15,10 +16,14 @@ const run = (redis: Parameters<typeof drain>[0]["transport"], jobs: Parameters<t
   drain({ transport: redis, jobs, budgetMs: 20_000, concurrency: 1 });
 
 eachTarget("iterable jobs", (t) => {
+  // Sidekiq's key names as the target's layout spells them: unchanged, or under the cluster layout's hash tag.
+  let tag = "";
+  beforeEach(() => void (tag = keysFor(t.redis, {}).prefix));
+  const key = (name: string) => tag ? `${tag}:${name}` : name;
   const queued = async () =>
-    ((await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[]).map((r) => JSON.parse(r) as JobPayload);
+    ((await t.redis.call("LRANGE", key("queue:default"), 0, -1)) as string[]).map((r) => JSON.parse(r) as JobPayload);
   const state = async (jid: string) => {
-    const flat = (await t.redis.call("HGETALL", `it-${jid}`)) as string[];
+    const flat = (await t.redis.call("HGETALL", key(`it-${jid}`))) as string[];
     return Object.fromEntries(flat.flatMap((_, i) => (i % 2 ? [] : [[flat[i], flat[i + 1]]])));
   };
 
@@ -29,7 +34,7 @@ eachTarget("iterable jobs", (t) => {
     assert.deepEqual(w.seen, upTo(5));
     assert.deepEqual(w.hooks, ["start:1", "stop", "complete"]);
     assert.deepEqual([result.processed, result.failed, result.remaining], [1, 0, 0]);
-    assert.equal(await t.redis.call("EXISTS", `it-${jid}`), 0, "state removed on completion");
+    assert.equal(await t.redis.call("EXISTS", key(`it-${jid}`)), 0, "state removed on completion");
   });
 
   it("stops between items when the worker stops, goes back as it was, and resumes after the last item done", async () => {
@@ -40,27 +45,27 @@ eachTarget("iterable jobs", (t) => {
       },
     });
     const raw = JSON.stringify({ class: "Walk", args: [10], queue: "default", jid: "walk1", retry: 3, retry_count: 2 });
-    await t.redis.call("LPUSH", "queue:default", raw);
+    await t.redis.call("LPUSH", key("queue:default"), raw);
     t.worker = testWorker(t.redis, { jobs: [w.job], concurrency: 1 });
     await t.worker.run();
     await waitFor(() => stopped !== undefined, "the stop");
     await stopped;
     assert.deepEqual(w.seen, [0, 1, 2], "stopped right after the item in flight");
     assert.deepEqual(w.hooks, ["start:1", "stop"]);
-    const back = (await t.redis.call("LRANGE", "queue:default", 0, -1)) as string[];
+    const back = (await t.redis.call("LRANGE", key("queue:default"), 0, -1)) as string[];
     assert.deepEqual(back, [raw], "the same payload: same jid, retry_count not bumped");
-    assert.equal(await t.redis.call("ZCARD", "retry"), 0, "an interruption is not a failure");
-    assert.equal(await t.redis.call("GET", "stat:failed"), null);
+    assert.equal(await t.redis.call("ZCARD", key("retry")), 0, "an interruption is not a failure");
+    assert.equal(await t.redis.call("GET", key("stat:failed")), null);
     const saved = await state("walk1");
     assert.deepEqual([saved.ex, saved.c], ["1", "3"], "one execution, cursor after item 2");
     assert.match(saved.rt, /^\d+\.\d+(e-\d\d)?$/, "runtime as a Ruby float");
-    const ttl = Number(await t.redis.call("TTL", "it-walk1"));
+    const ttl = Number(await t.redis.call("TTL", key("it-walk1")));
     assert.ok(ttl > 30 * 86_400 - 60 && ttl <= 30 * 86_400, `ttl ${ttl}`);
 
     await run(t.redis, [w.job]);
     assert.deepEqual(w.seen, upTo(10), "nothing skipped, nothing repeated");
     assert.deepEqual(w.hooks, ["start:1", "stop", "resume:2", "stop", "complete"]);
-    assert.equal(await t.redis.call("EXISTS", "it-walk1"), 0);
+    assert.equal(await t.redis.call("EXISTS", key("it-walk1")), 0);
   });
 
   it("saves at once when asked to stop, so a save cut off after the item in flight repeats only that item", async () => {
@@ -93,7 +98,7 @@ eachTarget("iterable jobs", (t) => {
     await waitFor(() => stopped !== undefined, "the stop");
     await stopped;
     assert.equal(
-      await t.redis.call("HGET", `it-${jid}`, "c"),
+      await t.redis.call("HGET", key(`it-${jid}`), "c"),
       "2",
       "saved when the stop began, before item 2 was done",
     );
@@ -114,7 +119,7 @@ eachTarget("iterable jobs", (t) => {
     assert.equal(first.failed, 1);
     const saved = await state(jid);
     assert.deepEqual([saved.ex, saved.c], ["1", "3"], "saved at the failing item");
-    const [retry] = ((await t.redis.call("ZRANGE", "retry", 0, -1)) as string[]).map((r) => JSON.parse(r));
+    const [retry] = ((await t.redis.call("ZRANGE", key("retry"), 0, -1)) as string[]).map((r) => JSON.parse(r));
     assert.equal(retry.jid, jid);
     assert.equal(retry.retry_count, 0);
     assert.equal(retry.error_message, "flaky item");
@@ -122,7 +127,7 @@ eachTarget("iterable jobs", (t) => {
     await run(t.redis, [w.job]);
     assert.deepEqual(w.seen, [0, 1, 2, 3, 3, 4, 5], "only the failed item runs again");
     assert.deepEqual(w.hooks, ["start:1", "resume:2", "stop", "complete"]);
-    assert.equal(await t.redis.call("EXISTS", `it-${jid}`), 0);
+    assert.equal(await t.redis.call("EXISTS", key(`it-${jid}`)), 0);
   });
 
   it("a cancel reaches a running job at its next state save: onCancel, onStop, onComplete, not re-pushed", async () => {
@@ -141,9 +146,9 @@ eachTarget("iterable jobs", (t) => {
     assert.deepEqual(w.hooks, ["start:1", "cancel", "stop", "complete!"]);
     assert.ok(cancelledAt && Math.abs(cancelledAt - Date.now() / 1000) < 5, "cancel returns epoch seconds");
     assert.deepEqual([result.processed, result.failed, result.remaining], [1, 0, 0]);
-    assert.equal(await t.redis.call("ZCARD", "retry"), 0);
+    assert.equal(await t.redis.call("ZCARD", key("retry")), 0);
     assert.deepEqual(await queued(), []);
-    assert.equal(await t.redis.call("EXISTS", `it-${jid}`), 0, "state removed, as Sidekiq's cleanup");
+    assert.equal(await t.redis.call("EXISTS", key(`it-${jid}`)), 0, "state removed, as Sidekiq's cleanup");
   });
 
   it("a job cancelled before it runs does no item, and cancel keeps the first time", async () => {
@@ -151,8 +156,8 @@ eachTarget("iterable jobs", (t) => {
     const w = walker();
     const jid = (await w.job.performAsync(client, 5))!;
     const at = await cancelJob(client, jid);
-    assert.equal(await t.redis.call("HGET", `it-${jid}`, "cancelled"), String(at));
-    await t.redis.call("HSET", `it-${jid}`, "cancelled", String(at - 100));
+    assert.equal(await t.redis.call("HGET", key(`it-${jid}`), "cancelled"), String(at));
+    await t.redis.call("HSET", key(`it-${jid}`), "cancelled", String(at - 100));
     assert.equal(await cancelJob(client, jid), at - 100, "a second cancel changes nothing");
     await run(t.redis, [w.job]);
     assert.deepEqual(w.seen, []);
@@ -169,4 +174,4 @@ eachTarget("iterable jobs", (t) => {
     assert.ok(runs.length >= 3, `several runs: ${w.hooks.join(" ")}`);
     assert.equal(w.hooks.at(-1), "complete");
   });
-}, ["memory", "ioredis", "bun", "upstash"]);
+}, ["memory", "ioredis", "bun", "upstash", "cluster"]);

@@ -266,7 +266,7 @@ describe("the admin API and the dashboard on a sharded namespace", () => {
     assert.equal(home.sidekiq.enqueued, 8);
     const html = await (await app.request("/retries")).text();
     const jids = (await new RetrySet(client).page(0, 8)).map((e) => e.jid);
-    for (const jid of jids) assert.ok(html.includes(jid), `${jid} listed`);
+    for (const jid of jids) assert.ok(html.includes(jid!), `${jid} listed`);
     const queue = await (await app.request("/queues/q")).text();
     for (const job of await new Queue(client, "q").page(0, 8)) assert.ok(queue.includes(job.jid!), `${job.jid} listed`);
     // Processes of every shard on the Busy page's count.

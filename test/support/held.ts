@@ -2,18 +2,18 @@
  * Test helpers for reliable fetch's held hashes: count what a process still
  * holds, and plant a dead process's held jobs for recovery tests.
  */
-import { keys } from "../../src/keys.ts";
+import { keys, keysFor } from "../../src/keys.ts";
 import { BATCH_SPAN, QUEUES_FIELD } from "../../src/scripts/held.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 
 const k = keys();
 
-/** Every key of `prefix` + `identity|*`, by SCAN (registered or not). */
-async function ownKeys(redis: Transport, prefix: string, identity: string): Promise<string[]> {
+/** Every key matching `pattern`, by SCAN (on a cluster transport, every primary's). */
+async function ownKeys(redis: Transport, pattern: string): Promise<string[]> {
   const found: string[] = [];
   let cursor = "0";
   do {
-    const [next, page] = (await redis.call("SCAN", cursor, "MATCH", `${prefix}${identity}|*`)) as [string, string[]];
+    const [next, page] = (await redis.call("SCAN", cursor, "MATCH", pattern)) as [string, string[]];
     found.push(...page);
     cursor = next;
   } while (cursor !== "0");
@@ -22,11 +22,14 @@ async function ownKeys(redis: Transport, prefix: string, identity: string): Prom
 
 /** Jobs (not bookkeeping fields) still held by `identity` in any capsule, landing lists included. */
 export async function heldCount(redis: Transport, identity: string): Promise<number> {
+  // The transport's own layout: on a cluster transport, the cluster one's names.
+  const k = keysFor(redis, {});
   const registry = (await redis.call("HGETALL", k.heldRegistry)) as string[];
   const mine = new Set<string>();
   for (let i = 0; i < registry.length; i += 2) if (registry[i + 1] === identity) mine.add(registry[i]);
   // Unregistered hashes count too: a held job nobody recovers is exactly the bug to catch.
-  for (const key of await ownKeys(redis, "edgekiq:held:", identity)) mine.add(key);
+  const ownHeld = k.held(identity, "*");
+  for (const key of await ownKeys(redis, ownHeld)) mine.add(key);
   let n = 0;
   for (const key of mine) {
     const flat = (await redis.call("HGETALL", key)) as string[];
@@ -48,7 +51,7 @@ export async function heldCount(redis: Transport, identity: string): Promise<num
       n += parts.filter((_, i) => (state[i] ?? "0") === "0").length;
     }
   }
-  for (const landing of await ownKeys(redis, "edgekiq:landing:", identity)) {
+  for (const landing of await ownKeys(redis, k.landing(ownHeld, "*"))) {
     n += Number(await redis.call("LLEN", landing));
   }
   return n;
