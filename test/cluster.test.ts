@@ -143,6 +143,27 @@ describe("edgekiq on a Redis Cluster", () => {
     assert.deepEqual([counts.queues, counts.enqueued], [{ low: 1 }, 1]);
   });
 
+  test("the CLI on a sharded namespace: enqueue spreads over the shards, stats and queue pause read them all", async () => {
+    const seed = `redis-cluster://${cluster!.seeds[0].host}:${cluster!.seeds[0].port}`;
+    for (let i = 0; i < 6; i++) {
+      const push = spawnCli(["enqueue", "EchoJob", "--args", `[${i}]`, "--shards", "3", "--redis-url", seed]);
+      assert.equal(await push.exited, 0, push.output());
+    }
+    const sharded = createClient({ transport: t, shards: 3 });
+    const lengths = await Promise.all(sharded.shards.map((s) => t.call("LLEN", s.keys.queue("default"))));
+    assert.equal(lengths.map(Number).reduce((a, b) => a + b, 0), 6);
+    assert.ok(lengths.filter((n) => Number(n) > 0).length >= 2, `spread over the shards: ${lengths}`);
+    const stats = spawnCli(["stats", "--json", "--shards", "3", "--redis-url", seed]);
+    assert.equal(await stats.exited, 0, stats.output());
+    assert.equal(JSON.parse(stats.stdout()).enqueued, 6);
+    const pause = spawnCli(["queue", "pause", "default", "--shards", "3", "--redis-url", seed]);
+    assert.equal(await pause.exited, 0, pause.output());
+    for (const shard of sharded.shards) assert.ok(await new Queue(shard, "default").isPaused());
+    const bad = spawnCli(["stats", "--shards", "0", "--redis-url", seed]);
+    assert.equal(await bad.exited, 2);
+    assert.match(bad.output(), /--shards/);
+  });
+
   test("unique locks are found by SCAN across every primary", async () => {
     const Once = defineJob({ name: "Once", unique: { for: 60 }, perform(_ctx, _n: number) {} });
     const client = createClient({ transport: t, features: [uniqueJobs()] });

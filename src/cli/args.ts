@@ -27,6 +27,8 @@ export const LIMITS = {
   in: 315_360_000,
   /** `top --interval`, seconds between refreshes (a minute). */
   interval: 60,
+  /** `--shards`, `shards`: a sharded namespace's shard count (see docs/cluster.md). */
+  shards: 256,
 } as const;
 
 /** What the command line asks for. */
@@ -87,6 +89,8 @@ export interface CliArgs {
   json?: boolean;
   /** `-v/--verbose`: debug logging. */
   verbose: boolean;
+  /** `--shards`: the namespace's shard count (a sharded namespace on a cluster). */
+  shards?: number;
   /** `enqueue <Class>`: the wire class name. */
   className?: string;
   /** `enqueue --args`: the job's arguments (a JSON array). */
@@ -134,6 +138,7 @@ const FLAGS: readonly FlagSpec[] = [
   { long: "json", value: false },
   { long: "no-json", value: false },
   { long: "verbose", short: "v", value: false },
+  { long: "shards", value: true },
   { long: "help", short: "h", value: false },
   { long: "version", short: "V", value: false },
   { long: "args", value: true, only: ["enqueue"] },
@@ -284,6 +289,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         break;
       case "concurrency":
         out.concurrency = wholeNumber(label, v, { min: 1, max: LIMITS.concurrency });
+        break;
+      case "shards":
+        out.shards = wholeNumber(label, v, { min: 1, max: LIMITS.shards });
         break;
       case "timeout":
         out.timeout = positiveNumber(label, v, { max: LIMITS.timeout });

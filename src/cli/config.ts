@@ -79,6 +79,7 @@ const settings = {
   json: v.optional(v.boolean("must be true or false")),
   verbose: v.optional(v.boolean("must be true or false")),
   prefix: v.optional(text),
+  shards: v.optional(wholeNumber(1, LIMITS.shards)),
   fetch: v.optional(v.picklist(["reliable", "basic"], 'must be "reliable" or "basic"')),
   timeFormat: v.optional(v.picklist(["seconds", "millis"], 'must be "seconds" or "millis"')),
   capsules: v.optional(v.record(v.string(), capsule, "must be an object of named capsules")),
@@ -179,6 +180,8 @@ export interface ResolvedOptions {
   json?: boolean;
   verbose: boolean;
   prefix?: string;
+  /** A sharded namespace's shard count (`--shards`, `shards`); undefined: not sharded. */
+  shards?: number;
   fetch?: "reliable" | "basic";
   timeFormat?: "seconds" | "millis";
   capsules: Record<string, { queues: string[]; concurrency?: number; prefetch?: number }>;
@@ -267,6 +270,7 @@ export function resolveOptions(
     json: args.json ?? pick("json"),
     verbose: args.verbose || (pick("verbose") ?? false),
     prefix: pick("prefix"),
+    shards: args.shards ?? pick("shards"),
     fetch: pick("fetch"),
     timeFormat: pick("timeFormat"),
     capsules,

@@ -64,6 +64,9 @@ Common options:
                              UPSTASH_REDIS_REST_TOKEN or EDGEKIQ_REDIS_TOKEN). Default: REDIS_URL,
                              UPSTASH_REDIS_REST_URL, then redis://127.0.0.1:6379. Passwords are
                              never printed.
+      --shards <n>           the namespace is sharded n ways over a Redis Cluster (the workers' and
+                             clients' \`shards\`, 1-${LIMITS.shards}): run serves every shard, the others
+                             read or write all of them
       --json, --no-json      JSON log lines (default: JSON unless stdout is a terminal); stats --json
                              prints one JSON object
   -v, --verbose              debug logging, and the stack of an error loading the jobs module

@@ -165,6 +165,7 @@ export async function runCli(host: CliHost): Promise<number> {
           args,
           redis: redact(options.redisUrl),
           prefix: options.prefix,
+          shards: options.shards,
           timeFormat: options.timeFormat,
           logger: cliLogger(session),
         });
@@ -314,6 +315,7 @@ async function enqueue({ out, transport, args, options }: Session, job: AnyJob |
   const client = new Client({
     transport,
     prefix: options.prefix,
+    shards: options.shards,
     timeFormat: options.timeFormat,
     middleware: options.clientMiddleware,
   });
@@ -325,9 +327,9 @@ async function enqueue({ out, transport, args, options }: Session, job: AnyJob |
   return 0;
 }
 
-/** A client for the admin commands: the transport with the options' prefix and time format. */
+/** A client for the admin commands: the transport with the options' prefix, shards and time format. */
 function adminClient({ transport, options }: Pick<Session, "transport" | "options">): Client {
-  return new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat });
+  return new Client({ transport, prefix: options.prefix, shards: options.shards, timeFormat: options.timeFormat });
 }
 
 /** `edgekiq queue pause|resume <name>`: Sidekiq Pro's `pause!`/`unpause!`. */
@@ -384,6 +386,7 @@ async function run(
     tag: options.tag,
     labels: options.labels,
     prefix: options.prefix,
+    shards: options.shards,
     fetch: options.fetch,
     timeFormat: options.timeFormat,
     middleware: options.middleware,

@@ -36,6 +36,7 @@ const SETTINGS = new Set([
   "redisUrl",
   "json",
   "prefix",
+  "shards",
   "fetch",
   "timeFormat",
 ]);

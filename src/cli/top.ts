@@ -70,7 +70,12 @@ export function topTerminal(host: CliHost): Terminal {
  */
 export async function runTop({ host, transport, args, options }: TopContext): Promise<number> {
   const terminal = topTerminal(host);
-  const client = new Client({ transport, prefix: options.prefix, timeFormat: options.timeFormat });
+  const client = new Client({
+    transport,
+    prefix: options.prefix,
+    shards: options.shards,
+    timeFormat: options.timeFormat,
+  });
   const noColor = host.runtime.env("NO_COLOR") !== undefined && host.runtime.env("NO_COLOR") !== "";
   const view: TopView = {
     pane: "processes",

@@ -91,6 +91,8 @@ export interface WebContext {
   /** The Redis URL, redacted, for the banner. */
   redis: string;
   prefix?: string;
+  /** A sharded namespace's shard count. */
+  shards?: number;
   timeFormat?: TimeFormat;
   logger: Logger;
 }
@@ -120,6 +122,7 @@ export async function serveDashboard(context: WebContext): Promise<number> {
   const app = web.dashboard({
     transport,
     prefix: context.prefix,
+    shards: context.shards,
     timeFormat: context.timeFormat,
     logger: context.logger,
     auth: auth.kind === "open" ? () => true : (c) => web.verifyBasic(c.req.raw, auth.user, auth.password),
