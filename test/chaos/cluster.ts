@@ -6,7 +6,8 @@
  *   npx tsx test/chaos/cluster.ts reshard                            # move every slot of one primary mid-drain
  *   npx tsx test/chaos/cluster.ts spread                             # 12 namespaces: Redis CPU per primary
  *   npx tsx test/chaos/cluster.ts shards                             # one namespace, 12 shards: the same
- *   options: --jobs 20000 (failover/reshard), --seconds 6 (spread, shards)
+ *   options: --jobs 20000 (failover/reshard), --seconds 6 (spread, shards), --shards 6 (failover/reshard
+ *   on a sharded namespace: the producer and workers use that many shards, the fault hits shard 0's primary)
  *
  * Each starts its own six-node cluster on free loopback ports (never 6379)
  * and prints one JSON line. failover/reshard: a producer pushes half the
@@ -32,6 +33,7 @@ const opt = (name: string, fallback: string) => {
 };
 const durability = opt("durability", "replicated") as "fast" | "replicated";
 const total = Number(opt("jobs", "20000"));
+const shardCount = Number(opt("shards", "1"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function drainUnderFault(cluster: TestCluster, fault: () => Promise<string>) {
@@ -48,7 +50,7 @@ async function drainUnderFault(cluster: TestCluster, fault: () => Promise<string
     transports.push(t);
     return t;
   };
-  const producer = createClient({ transport: open() });
+  const producer = createClient({ transport: open(), shards: shardCount });
   const acked = new Uint8Array(total);
   let unconfirmed = 0;
   const push = async (from: number, to: number) => {
@@ -64,12 +66,13 @@ async function drainUnderFault(cluster: TestCluster, fault: () => Promise<string
   };
   await push(0, total / 2);
   const started = Date.now();
-  const concurrency = 10;
+  const concurrency = Math.max(10, shardCount);
   const workers: Worker[] = Array.from({ length: 3 }, () =>
     createWorker({
       transport: open(),
       jobs: [Work],
       concurrency,
+      shards: shardCount,
       logger: silentLogger,
       handleSignals: false,
       blockSeconds: 0.5,
@@ -284,8 +287,8 @@ async function shards(cluster: TestCluster) {
 const cluster = await startCluster({ nodeTimeoutMs: 1000 });
 let result: Record<string, unknown>;
 try {
-  if (scenario === "failover") result = { scenario, durability, ...(await failover(cluster)) };
-  else if (scenario === "reshard") result = { scenario, durability, ...(await reshard(cluster)) };
+  if (scenario === "failover") result = { scenario, durability, shards: shardCount, ...(await failover(cluster)) };
+  else if (scenario === "reshard") result = { scenario, durability, shards: shardCount, ...(await reshard(cluster)) };
   else if (scenario === "spread") result = { scenario, ...(await spread(cluster)) };
   else if (scenario === "shards") result = { scenario, ...(await shards(cluster)) };
   else throw new Error(`unknown scenario '${scenario}': failover, reshard, spread or shards`);
