@@ -21,6 +21,7 @@
  * | `watch` | a sorted set the heartbeat reads in its own script; its highest score is handed to `beat` | worker |
  * | `beat`, `start`, `stop` | work beside each heartbeat, before the first fetch, after the last job | worker (drain: `stop`) |
  * | `dashboard` | pages, their nav entry, their notices, buttons on the Busy page's running jobs, a section of a job's page | dashboard |
+ * | `perShard` | says the feature is correct run in each shard of a sharded namespace on its own (else `shards` refuses it) | client, worker, drain |
  *
  * Each consumer names only its slice (`ClientFeature`, `WorkerFeature`,
  * `DashboardFeature`), so the layers below never import this folder; a
