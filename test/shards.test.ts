@@ -145,6 +145,7 @@ describe("a sharded worker", () => {
     const snapshot = await loadSnapshot(client, { processes: true });
     assert.equal(snapshot.stats.processesSize, 3);
     assert.deepEqual(snapshot.processes.map((p) => p.concurrency).sort(), [2, 2, 3]);
+    assert.deepEqual(snapshot.processes.map((p) => p.labels.at(-1)).sort(), ["shard 0/3", "shard 1/3", "shard 2/3"]);
     await worker.flushStats();
     assert.equal((await new Stats(client).fetch()).processed, 300);
     const today = new Date().toISOString().slice(0, 10);

@@ -79,6 +79,8 @@ export function shardedWorker(
       keyspace: "cluster",
       shards: 1,
       capsules: capsules[i],
+      // Shown beside each process on the dashboard's Busy page (and Sidekiq's): which shard it serves.
+      labels: [...(options.labels ?? []), `shard ${i}/${count}`],
       queues: undefined,
       concurrency: undefined,
       // Closed once, after every shard has stopped: an early one must not cut the others off.
