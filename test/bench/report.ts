@@ -28,7 +28,7 @@ export interface Section {
   id: string;
   title: string;
   /** Which figure the scenario is about. */
-  metric: "jobsPerSec" | "latency" | "fleet" | "instructions" | "scaling";
+  metric: "jobsPerSec" | "latency" | "fleet" | "instructions" | "scaling" | "cluster";
   rows: Row[];
 }
 
@@ -95,6 +95,10 @@ export function formatSection(section: Section): string {
   const out: string[] = [`== ${section.title} ==`];
   if (section.metric === "fleet" || section.metric === "instructions") {
     out.push(section.metric === "fleet" ? fleetTable(section) : instructionsTable(section));
+    return out.join("\n");
+  }
+  if (section.metric === "cluster") {
+    out.push(clusterTables(section));
     return out.join("\n");
   }
   if (section.metric === "latency") {
@@ -171,6 +175,61 @@ function fleetTable(section: Section): string {
     ],
     rows,
   );
+}
+
+/**
+ * The cluster section: the one-process rows (drain against the single
+ * redis-server's) and the fleet rows (each against the same process count
+ * on one primary), which carry `params.shards`.
+ */
+function clusterTables(section: Section): string {
+  const isFleet = (row: Row) => row.params?.shards !== undefined;
+  const single = ok(section.rows.find((r) => r.params?.transport === "ioredis"));
+  const one = section.rows.filter((r) => !isFleet(r)).map((row) => {
+    const r = ok(row);
+    return r
+      ? [
+        row.label,
+        num(r.jobsPerSec),
+        single?.jobsPerSec && r.jobsPerSec ? `${num((r.jobsPerSec / single.jobsPerSec) * 100)}%` : "-",
+        num(r.pushPerSec),
+        num(r.onePushUs),
+      ]
+      : [row.label, status(row)!];
+  });
+  const fleet = section.rows.filter(isFleet).map((row) => {
+    const r = ok(row);
+    const base = ok(section.rows.find((b) => isFleet(b) && b.processes === row.processes && b.servers === 1));
+    return r
+      ? [
+        row.label,
+        num(r.jobsPerSec),
+        ratio(r.jobsPerSec, base?.jobsPerSec),
+        `${num(r.redisCpuPct, 1)}%`,
+        `${(r.redisCpuSharePercent as number[]).map((p) => num(p, 0)).join("/")}%`,
+        num(r.redisCpuUsPerJobTotal, 2),
+        num(r.redisCommandsPerJob, 2),
+        num(r.cpuUsPerJob, 1),
+        num(r.rssMB, 0),
+      ]
+      : [row.label, status(row)!];
+  });
+  return [
+    table(["one process, c=10", "drain jobs/s", "vs single", "bulk push jobs/s", "one push µs"], one),
+    "",
+    table([
+      "processes × primaries",
+      "jobs/s",
+      "vs 1 primary",
+      "busiest primary CPU",
+      "Redis CPU per primary",
+      "Redis µs/job",
+      "Redis cmds/job",
+      "worker µs/job",
+      "RSS MB",
+    ], fleet),
+    "  Redis CPU = main-thread CPU (INFO) of every primary over the window; µs and cmds per job are all primaries' together",
+  ].join("\n");
 }
 
 function instructionsTable(section: Section): string {

@@ -5,9 +5,18 @@
  *   npm run bench                      # everything, 100k jobs (~15 min on 2 cores)
  *   npm run bench -- --quick           # 10k jobs, fewer variants (~2 min)
  *   npm run bench -- --jobs 50000
- *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost, limits, batches (comma-separated)
+ *   npm run bench -- --only drain      # drain, push, latency, promote, io, fleet, redis-cost, limits, batches, cluster (comma-separated)
  *   npm run bench -- --baseline f10e190  # also run that commit's edgekiq in the drain scenarios
  *   npm run bench -- --scaling         # the scaling curves instead (scaling.ts: its flags and sizes)
+ *   npm run bench -- --only cluster --cluster-processes 4,8,16,32 --cluster-shards 12   # a many-core machine's cluster run
+ *
+ * The cluster section (cluster-scenario.ts) starts a private six-node Redis
+ * Cluster (3 primaries) and runs one process on it against one on the single
+ * redis-server, then a fleet of P processes on one namespace, unsharded (one
+ * primary) and in S shards (3 primaries): --cluster-processes P[,P...]
+ * (default 2), --cluster-shards S (default 6; a multiple of 3 spreads
+ * evenly), --cluster-seconds per fleet run's window (default 8 [3]). Each
+ * process's concurrency is 10 × S in both runs of a pair.
  *
  * Env equivalents: BENCH_JOBS, BENCH_QUICK=1, BENCH_ONLY. EDGEKIQ_BENCH_REDIS_URL
  * points it at an existing, empty database (it is FLUSHDB'd between runs!); otherwise a private
@@ -26,6 +35,7 @@ import { fleet } from "./fleet.ts";
 import { redisCost } from "./redis-cost.ts";
 import { limits } from "./limits-scenario.ts";
 import { batches } from "./batches-scenario.ts";
+import { cluster, type ClusterBenchOptions } from "./cluster-scenario.ts";
 import { renderScaling, runScaling, SCALING_SCRIPTS, scalingOptions } from "./scaling.ts";
 import type { ScalingOptions } from "./scaling-scenarios.ts";
 
@@ -37,6 +47,8 @@ interface Options {
   only: string[];
   /** A git ref whose edgekiq also runs the drain scenarios (before/after in one run). */
   baseline?: string;
+  /** The cluster section's fleet sizes and shards. */
+  cluster: ClusterBenchOptions;
 }
 
 function options(): Options {
@@ -49,9 +61,28 @@ function options(): Options {
   };
   const quick = argv.includes("--quick") || !["", "0", "false"].includes(process.env.BENCH_QUICK ?? "");
   const only = (flag("only") ?? process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const list = (name: string, fallback: number, min: number, max: number) => {
+    const values = (flag(name) ?? String(fallback)).split(",").map(Number);
+    if (values.some((n) => !Number.isInteger(n) || n < min || n > max)) {
+      throw new Error(`--${name} must be whole numbers from ${min} to ${max}, comma-separated: got ${flag(name)}`);
+    }
+    return values;
+  };
+  const count = (name: string, fallback: number, min: number, max: number) => {
+    const n = Number(flag(name) ?? fallback);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new Error(`--${name} must be a whole number from ${min} to ${max}: got ${flag(name)}`);
+    }
+    return n;
+  };
+  const clusterOptions: ClusterBenchOptions = {
+    processes: list("cluster-processes", 2, 1, 1024),
+    shards: count("cluster-shards", 6, 3, 256),
+    seconds: count("cluster-seconds", quick ? 3 : 8, 1, 600),
+  };
   if (argv.includes("--scaling")) {
     const scaling = scalingOptions(flag, quick);
-    return { scaling, jobs: scaling.jobs, quick, only };
+    return { scaling, jobs: scaling.jobs, quick, only, cluster: clusterOptions };
   }
   const jobs = Number(flag("jobs") ?? process.env.BENCH_JOBS ?? (quick ? 10_000 : 100_000));
   if (!Number.isInteger(jobs) || jobs < 100 || jobs > 10_000_000) {
@@ -59,20 +90,21 @@ function options(): Options {
       `--jobs must be a whole number from 100 to 10,000,000: got ${flag("jobs") ?? process.env.BENCH_JOBS}`,
     );
   }
-  return { jobs, quick, only, baseline: flag("baseline") };
+  return { jobs, quick, only, baseline: flag("baseline"), cluster: clusterOptions };
 }
 
-const scenarios: Array<{ id: string; run: (ctx: Context) => Promise<Section> }> = [
+const scenarios: Array<{ id: string; run: (ctx: Context, opts: Options) => Promise<Section> }> = [
   { id: "drain-c10", run: (ctx) => drain(ctx, 10) },
   { id: "drain-c100", run: (ctx) => drain(ctx, 100) },
   { id: "push", run: push },
   { id: "latency", run: latency },
   { id: "promote", run: promote },
   { id: "io", run: ioBound },
-  { id: "fleet", run: fleet },
+  { id: "fleet", run: (ctx) => fleet(ctx) },
   { id: "redis-cost", run: redisCost },
   { id: "limits", run: limits },
   { id: "batches", run: batches },
+  { id: "cluster", run: (ctx, opts) => cluster(ctx, opts.cluster) },
 ];
 
 function versionOf(pkg: string): string | undefined {
@@ -102,6 +134,8 @@ async function main(): Promise<void> {
       "edgekiq-fleet.ts",
       "edgekiq-limits.ts",
       "batches.ts",
+      "cluster.ts",
+      "cluster-fleet.ts",
     ],
   );
   const redis = await startRedis();
@@ -141,7 +175,7 @@ async function main(): Promise<void> {
     const baseline = opts.baseline ? await prepareBaseline(opts.baseline) : undefined;
     const ctx: Context = { url: redis.url, jobs: opts.jobs, quick: opts.quick, baseline };
     const sections: Section[] = [];
-    for (const scenario of selected) sections.push(await scenario.run(ctx));
+    for (const scenario of selected) sections.push(await scenario.run(ctx, opts));
     const targets = checkTargets(sections);
     const report: Report = {
       meta: { ...meta, seconds: Math.round((performance.now() - started) / 1000) },

@@ -14,6 +14,9 @@ function find(sections: Section[], id: string, match: (r: Row) => boolean): Row 
   return sections.find((s) => s.id === id)?.rows.find(match);
 }
 
+/** Cores below which a fleet on one machine is bound by its workers, not by a Redis primary. */
+const MIN_FLEET_CORES = 8;
+
 const edge = (variant: string, fetch?: string) => (r: Row) =>
   r.family === "edgekiq" && r.variant === variant && (fetch === undefined || r.fetch === fetch);
 const family = (f: Row["family"]) => (r: Row) => r.family === f;
@@ -200,5 +203,36 @@ export function checkTargets(sections: Section[]): TargetCheck[] {
     5,
     `${fmt(flowRatio, 2)}x (${fmt(flowE?.jobsPerSec)} vs ${fmt(flowB?.jobsPerSec)} jobs/s)`,
   ));
+
+  // Issue 28: one process keeps its single-Redis throughput on the cluster transport...
+  const single = ok(find(sections, "cluster", (r) => r.params?.transport === "ioredis"));
+  const fast = ok(find(sections, "cluster", (r) => r.params?.durability === "fast"));
+  const oneShare = single?.jobsPerSec && fast?.jobsPerSec ? fast.jobsPerSec / single.jobsPerSec : undefined;
+  out.push(check(
+    "cluster: one process >= 80% of single Redis",
+    ">= 80%",
+    oneShare,
+    0.8,
+    `${fmt(oneShare === undefined ? oneShare : oneShare * 100)}% (${fmt(fast?.jobsPerSec)} vs ${
+      fmt(single?.jobsPerSec)
+    } jobs/s)`,
+  ));
+  // ...and a fleet on 3 primaries outruns one primary's ceiling, measured at the largest fleet run. Only
+  // judged on a machine with the cores to saturate one primary: on fewer, the workers are the limit.
+  const fleets = sections.find((s) => s.id === "cluster")?.rows.filter((r) => r.params?.shards !== undefined) ?? [];
+  const largest = Math.max(0, ...fleets.filter((r) => ok(r)).map((r) => r.processes ?? 0));
+  const onOne = ok(fleets.find((r) => r.processes === largest && r.servers === 1));
+  const onThree = ok(fleets.find((r) => r.processes === largest && r.servers !== 1));
+  const spread = onOne?.jobsPerSec && onThree?.jobsPerSec ? onThree.jobsPerSec / onOne.jobsPerSec : undefined;
+  const cores = Number(onThree?.cores ?? 0);
+  const fleetCheck = check(
+    "cluster fleet: 3 primaries vs 1",
+    ">= 2.5x",
+    spread,
+    2.5,
+    `${fmt(spread, 2)}x at ${largest} processes (${fmt(onThree?.jobsPerSec)} vs ${fmt(onOne?.jobsPerSec)} jobs/s)` +
+      (cores < MIN_FLEET_CORES ? `; not measurable here: ${cores} cores, needs >= ${MIN_FLEET_CORES}` : ""),
+  );
+  out.push(spread !== undefined && cores < MIN_FLEET_CORES ? { ...fleetCheck, met: null } : fleetCheck);
   return out;
 }
