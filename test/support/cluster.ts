@@ -100,6 +100,10 @@ export async function startCluster(
         join(dir, "nodes.conf"),
         "--cluster-node-timeout",
         String(options.nodeTimeoutMs ?? 1000),
+        // A primary waits 5 s by default before a diskless full sync (for more replicas to join it): the
+        // replicas' links, which ready waits for, would come up that much later.
+        "--repl-diskless-sync-delay",
+        "0",
       ];
       const node = { port: 0, pid: 0, server: undefined as unknown as TestRedis } as ClusterNode;
       const boot = async (port?: number) => {
