@@ -146,6 +146,8 @@ describe("a sharded worker", () => {
     assert.equal(snapshot.stats.processesSize, 3);
     assert.deepEqual(snapshot.processes.map((p) => p.concurrency).sort(), [2, 2, 3]);
     assert.deepEqual(snapshot.processes.map((p) => p.labels.at(-1)).sort(), ["shard 0/3", "shard 1/3", "shard 2/3"]);
+    // One OS process, one RSS: only shard 0's entry reports it, so the Busy page's total counts it once.
+    assert.deepEqual(snapshot.processes.filter((p) => p.rss > 0).map((p) => p.labels.at(-1)), ["shard 0/3"]);
     await worker.flushStats();
     assert.equal((await new Stats(client).fetch()).processed, 300);
     const today = new Date().toISOString().slice(0, 10);

@@ -13,6 +13,8 @@ import { Client } from "../client.ts";
 import { ConfigError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
 import { logErrors } from "./identity.ts";
+import { currentRuntime } from "../runtime/detect.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 import type { Worker, WorkerEvent } from "./worker.ts";
 import type { PollResult } from "./poller.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
@@ -72,6 +74,9 @@ export function shardedWorker(
   const count = namespaces.length;
   const capsules = shardCapsules(options, count, "create worker");
   const closeTransport = options.closeTransport ?? (options.handleSignals ?? true);
+  const runtime = options.runtime ?? currentRuntime();
+  // One process, one RSS: reported by shard 0's entry only, so the Busy page's total memory counts it once.
+  const quietRss = Object.create(runtime, { rss: { value: () => undefined } }) as Runtime;
   const shards = namespaces.map((namespace, i) =>
     make({
       ...options,
@@ -79,6 +84,7 @@ export function shardedWorker(
       keyspace: "cluster",
       shards: 1,
       capsules: capsules[i],
+      runtime: i === 0 ? runtime : quietRss,
       // Shown beside each process on the dashboard's Busy page (and Sidekiq's): which shard it serves.
       labels: [...(options.labels ?? []), `shard ${i}/${count}`],
       queues: undefined,

@@ -78,7 +78,12 @@ export function viewOf(c: Ctx, deps: RouteDeps): View {
     intervalExplicit: raw !== undefined && raw !== "",
     nav: deps.nav,
     redis: client
-      ? { endpoint: client.transport.endpoint ?? client.transport.kind, prefix: client.keys.prefix }
+      ? {
+        endpoint: client.transport.endpoint ?? client.transport.kind,
+        prefix: client.shards.length > 1
+          ? `${client.keys.prefix} in ${client.shards.length} shards`
+          : client.keys.prefix,
+      }
       : undefined,
   };
 }
