@@ -417,28 +417,37 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   async removeEntries(entries: readonly SortedEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
     if (this.#shards) {
-      const removed = await this.#byShard(entries, async (set, own) => {
-        const n = await set.removeEntries(own);
-        return own.map((_, i) => i < n);
-      });
-      return removed.filter(Boolean).length;
+      const counts = await Promise.all(this.#groups(entries).map(({ set, own }) => set.removeEntries(own)));
+      return sum(counts);
     }
     return num(await this.#client.transport.call("ZREM", this.key, ...entries.map((e) => e.value)));
   }
 
-  /** Runs `act` on each shard's own entries (by the set each was read from); one flag per entry, in order. */
+  /**
+   * Each shard's set with its own entries among `entries` (by the key of the
+   * set each was read from, so entries read through another instance of this
+   * set count too), and where they were in `entries`.
+   */
+  #groups(entries: readonly SortedEntry[]): { set: JobSet; own: SortedEntry[]; at: number[] }[] {
+    return this.#shards!.map((set) => {
+      const at: number[] = [];
+      entries.forEach((entry, i) => entry.parent.key === set.key && at.push(i));
+      return { set, own: at.map((i) => entries[i]), at };
+    }).filter((group) => group.at.length > 0);
+  }
+
+  /** Runs `act` on each shard's own entries; one flag per entry, in order (false for an entry of no shard). */
   async #byShard(
     entries: readonly SortedEntry[],
     act: (set: JobSet, own: SortedEntry[]) => Promise<boolean[]>,
   ): Promise<boolean[]> {
     const out: boolean[] = new Array(entries.length).fill(false);
-    await Promise.all(this.#shards!.map(async (set) => {
-      const at: number[] = [];
-      entries.forEach((entry, i) => entry.parent === set && at.push(i));
-      if (at.length === 0) return;
-      const flags = await act(set, at.map((i) => entries[i]));
-      at.forEach((i, j) => (out[i] = flags[j]));
-    }));
+    await Promise.all(
+      this.#groups(entries).map(async ({ set, own, at }) => {
+        const flags = await act(set, own);
+        at.forEach((i, j) => (out[i] = flags[j]));
+      }),
+    );
     return out;
   }
 
