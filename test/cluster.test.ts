@@ -212,9 +212,22 @@ describe("edgekiq on a Redis Cluster", () => {
     assert.deepEqual(lengths.map(Number), [100, 100, 100, 100, 100, 100]);
     assert.equal((await new Stats(client).fetch()).enqueued, 600);
 
+    // The work is spread: each primary serves a third of the commands of the drain (the issue's 20-47% band).
+    const primaries = await cluster!.primaries();
+    const served = async () => {
+      const out: number[] = [];
+      for (const port of primaries) {
+        out.push(Number(/total_commands_processed:(\d+)/.exec(await cluster!.cli(port, "INFO", "stats"))?.[1]));
+      }
+      return out;
+    };
+    const before = await served();
     worker = testWorker(t, { jobs: [Work], shards: 6, concurrency: 12, poller: true, pollIntervalAverage: 0.2 });
     await worker.run();
     await waitFor(() => ran.size === 600, "every job of every shard ran (one after a retry)", 20_000);
+    const spent = (await served()).map((n, i) => n - before[i]);
+    const total = spent.reduce((a, b) => a + b, 0);
+    for (const n of spent) assert.ok(n / total >= 0.2 && n / total <= 0.47, `commands per primary: ${spent}`);
     assert.equal((await new Stats(client).fetch()).processesSize, 6, "one process entry per shard");
     await worker.stop();
     worker = undefined;
