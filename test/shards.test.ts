@@ -7,7 +7,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createClient, createWorker, defineJob, drain, memoryTransport, silentLogger } from "../mod.ts";
+import { createClient, createLogger, createWorker, defineJob, drain, memoryTransport, silentLogger } from "../mod.ts";
 import { DeadSet, ProcessSet, Queue, RetrySet, ScheduledSet, Stats } from "../src/api/mod.ts";
 import { dashboard } from "../src/web/mod.ts";
 import { loadSnapshot } from "../src/api/snapshot.ts";
@@ -135,7 +135,9 @@ describe("a sharded worker", () => {
       () => testWorker(transport, { jobs: [Job], keyspace: "cluster", shards: 3, concurrency: 2 }),
       /capsule 'default' needs at least one slot per shard \('shards' is 3\): its concurrency is 2/,
     );
-    const worker = testWorker(transport, { jobs: [Job], keyspace: "cluster", shards: 3, concurrency: 7 });
+    const lines: string[] = [];
+    const logger = createLogger({ json: true, write: (line) => void lines.push(line) });
+    const worker = testWorker(transport, { jobs: [Job], keyspace: "cluster", shards: 3, concurrency: 7, logger });
     const events: string[] = [];
     worker.on("startup", () => events.push("startup"));
     worker.on("exit", () => events.push("exit"));
@@ -160,6 +162,9 @@ describe("a sharded worker", () => {
     await worker.stop();
     await worker.stopped;
     assert.deepEqual(events, ["startup", "exit"]);
+    // Each shard's lines say which shard wrote them.
+    const started = lines.map((l) => JSON.parse(l)).filter((l) => /worker started/.test(l.msg ?? l.message ?? ""));
+    assert.deepEqual(started.map((l) => l.shard).sort(), ["0/3", "1/3", "2/3"]);
     assert.equal((await new Stats(client).fetch()).processesSize, 0, "every shard's entry removed");
     await new Stats(client).reset();
     assert.equal((await new Stats(client).fetch()).processed, 0, "every shard's counter reset");

@@ -75,6 +75,7 @@ export function shardedWorker(
   const capsules = shardCapsules(options, count, "create worker");
   const closeTransport = options.closeTransport ?? (options.handleSignals ?? true);
   const runtime = options.runtime ?? currentRuntime();
+  const logger = options.logger ?? createLogger();
   // One process, one RSS: reported by shard 0's entry only, so the Busy page's total memory counts it once.
   const quietRss = Object.create(runtime, { rss: { value: () => undefined } }) as Runtime;
   const shards = namespaces.map((namespace, i) =>
@@ -85,6 +86,8 @@ export function shardedWorker(
       shards: 1,
       capsules: capsules[i],
       runtime: i === 0 ? runtime : quietRss,
+      // Every line a shard's engine writes says which shard (its start, its jobs, its stop).
+      logger: logger.child({ shard: `${i}/${count}` }),
       // Shown beside each process on the dashboard's Busy page (and Sidekiq's): which shard it serves.
       labels: [...(options.labels ?? []), `shard ${i}/${count}`],
       queues: undefined,
@@ -102,7 +105,7 @@ export function shardedWorker(
     middleware: options.clientMiddleware,
     features: options.features,
   });
-  const onError = options.onError ?? logErrors(options.logger ?? createLogger());
+  const onError = options.onError ?? logErrors(logger);
   const listeners = new Map<WorkerEvent, Set<() => void>>();
   const emit = (event: WorkerEvent) => {
     for (const fn of listeners.get(event) ?? []) {
