@@ -25,7 +25,8 @@ function burn(ms: number): number {
 eachTarget("job profiles", (t) => {
   it("records one run of a job pushed with profile, lists it, and serves the .cpuprofile", async () => {
     const profiles = jobProfiles();
-    const Report = defineJob({ name: "Report", perform: () => void burn(60) });
+    // 150 ms of CPU: under CI's load (two suites on two cores) Bun's sampling thread once took no sample in a 60 ms run.
+    const Report = defineJob({ name: "Report", perform: () => void burn(150) });
     const client = createClient({ transport: t.redis, features: [profiles] });
     const jid = (await client.push(Report, [], { profile: "mike" }))!;
     await client.push(Report, []); // not profiled
