@@ -18,6 +18,7 @@ import { checkShardable, shardCount, shardNamespaces } from "../shards.ts";
 import { assemble } from "./assembly.ts";
 import { shardedWorker } from "./sharded_worker.ts";
 import type { Worker, WorkerEvent } from "./worker.ts";
+import { WorkerEvents } from "./worker_events.ts";
 import { Heartbeat, type ProcessInfo } from "./heartbeat.ts";
 import { logErrors, processIdentity } from "./identity.ts";
 import type { Manager } from "./manager.ts";
@@ -176,16 +177,8 @@ export function createWorker(options: WorkerOptions): Worker {
     pollCheck: pollOnBeat ? poller.dueKeys : undefined,
     watch: watchers.map((f) => f.watch!(k)),
   });
-  const listeners = new Map<WorkerEvent, Set<() => void>>();
-  const emit = (event: WorkerEvent) => {
-    for (const fn of listeners.get(event) ?? []) {
-      try {
-        fn();
-      } catch (error) {
-        onError(error, { context: `${event} event handler` });
-      }
-    }
-  };
+  const events = new WorkerEvents(onError);
+  const emit = (event: WorkerEvent) => events.emit(event);
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let beatTimer: ReturnType<typeof setTimeout> | undefined;
@@ -306,12 +299,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       await (stopping ??= stopWorker());
     },
-    on(event, handler) {
-      let set = listeners.get(event);
-      if (!set) listeners.set(event, set = new Set());
-      set.add(handler);
-      return () => set.delete(handler);
-    },
+    on: (event, handler) => events.on(event, handler),
     running() {
       return managers.flatMap((m) =>
         [...m.busy.values()].map((b) => ({

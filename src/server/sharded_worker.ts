@@ -16,6 +16,7 @@ import { logErrors } from "./identity.ts";
 import { currentRuntime } from "../runtime/detect.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { Worker, WorkerEvent } from "./worker.ts";
+import { WorkerEvents } from "./worker_events.ts";
 import type { PollResult } from "./poller.ts";
 import type { CapsuleConfig, WorkerOptions } from "./worker_options.ts";
 
@@ -106,16 +107,8 @@ export function shardedWorker(
     features: options.features,
   });
   const onError = options.onError ?? logErrors(logger);
-  const listeners = new Map<WorkerEvent, Set<() => void>>();
-  const emit = (event: WorkerEvent) => {
-    for (const fn of listeners.get(event) ?? []) {
-      try {
-        fn();
-      } catch (error) {
-        onError(error, { context: `${event} event handler` });
-      }
-    }
-  };
+  const events = new WorkerEvents(onError);
+  const emit = (event: WorkerEvent) => events.emit(event);
   let quieted = false;
   let stopping: Promise<void> | undefined;
   const stopped = Promise.all(shards.map((w) => w.stopped)).then(async () => {
@@ -160,12 +153,7 @@ export function shardedWorker(
       begin();
       return stopping;
     },
-    on(event, handler) {
-      let set = listeners.get(event);
-      if (!set) listeners.set(event, set = new Set());
-      set.add(handler);
-      return () => set.delete(handler);
-    },
+    on: (event, handler) => events.on(event, handler),
     running: () => shards.flatMap((w) => w.running()),
     async poll() {
       const results = await Promise.all(shards.map((w) => w.poll()));
