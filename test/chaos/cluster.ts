@@ -23,6 +23,7 @@ import { createClient, createWorker, defineJob, silentLogger, type Transport, ty
 import { keys } from "../../src/keys.ts";
 import { clusterTransport } from "../../src/transport/adapters/cluster/cluster_transport.ts";
 import { keySlot } from "../../src/key_slot.ts";
+import { shardNamespaces } from "../../src/shards.ts";
 import { killNode, startCluster, type TestCluster } from "../support/cluster.ts";
 
 const argv = process.argv.slice(2);
@@ -151,63 +152,6 @@ async function reshard(cluster: TestCluster) {
   });
 }
 
-/** 12 namespaces, four on each primary; a producer and a worker per namespace; Redis CPU per primary. */
-async function spread(cluster: TestCluster) {
-  const seconds = Number(opt("seconds", "6"));
-  const primaries = await cluster.primaries();
-  const owners = new Map<number, string[]>();
-  for (let i = 0; owners.size < 3 || [...owners.values()].some((names) => names.length < 4); i++) {
-    const name = `app${i}`;
-    const { primary } = await cluster.owner(keySlot(keys(name, "cluster").queues));
-    const names = owners.get(primary) ?? [];
-    if (names.length < 4) owners.set(primary, [...names, name]);
-  }
-  const cpu = () => primaryCpu(cluster, primaries);
-  const Work = defineJob({ name: "Work", perform(_ctx, _n: number) {} });
-  const transports: Transport[] = [];
-  const workers: Worker[] = [];
-  let stop = false, pushed = 0;
-  const producers: Promise<void>[] = [];
-  for (const name of [...owners.values()].flat()) {
-    const t = clusterTransport({ nodes: cluster.seeds });
-    transports.push(t);
-    const w = createWorker({
-      transport: t,
-      prefix: name,
-      jobs: [Work],
-      concurrency: 5,
-      logger: silentLogger,
-      handleSignals: false,
-    });
-    workers.push(w);
-    await w.run();
-    const client = createClient({ transport: t, prefix: name });
-    producers.push((async () => {
-      while (!stop) {
-        await client.pushBulk(Work, Array.from({ length: 50 }, (_, i) => [i]));
-        pushed += 50;
-      }
-    })());
-  }
-  const before = await cpu();
-  await sleep(seconds * 1000);
-  const after = await cpu();
-  stop = true;
-  await Promise.all(producers);
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(transports.map((t) => t.close()));
-  const used = primaries.map((p) => after[p] - before[p]);
-  const sum = used.reduce((a, b) => a + b, 0);
-  const shares = used.map((u) => Math.round((u / sum) * 1000) / 10);
-  return {
-    namespaces: Object.fromEntries([...owners].map(([port, names]) => [port, names])),
-    pushed,
-    cpuSeconds: used.map((u) => Math.round(u * 100) / 100),
-    sharePercent: shares,
-    ok: shares.every((s) => s >= 20 && s <= 47),
-  };
-}
-
 /** Redis CPU seconds used so far by each primary (`used_cpu_sys + used_cpu_user`). */
 async function primaryCpu(cluster: TestCluster, primaries: number[]): Promise<Record<number, number>> {
   const used: Record<number, number> = {};
@@ -220,46 +164,41 @@ async function primaryCpu(cluster: TestCluster, primaries: number[]): Promise<Re
   return used;
 }
 
+/** One worker and one producer, each with its own transport: where they work and how the producer pushes. */
+interface Load {
+  worker: { prefix?: string; shards?: number; concurrency: number };
+  client: { prefix?: string; shards?: number };
+  /** Jobs per pushBulk call, and per batch (MULTI) within it. */
+  bulk: number;
+  batchSize: number;
+}
+
 /**
- * One namespace sharded 12 ways (four shards per primary): four workers (each
- * its own transport, serving every shard) and four producers pushing with
- * sharded clients; Redis CPU per primary, and jobs run.
+ * Runs every load side by side for `--seconds` (default 6) and measures each
+ * primary's Redis CPU over the window: its share of the total, and Redis CPU
+ * per job run. `ok` when every primary carries 20-47%.
  */
-async function shards(cluster: TestCluster) {
+async function runLoads(cluster: TestCluster, loads: Load[]) {
   const seconds = Number(opt("seconds", "6"));
-  const count = 12;
   const primaries = await cluster.primaries();
-  let ran = 0;
+  let ran = 0, pushed = 0, stop = false;
   const Work = defineJob({ name: "Work", perform: (_ctx, _n: number) => void ran++ });
   const transports: Transport[] = [];
   const workers: Worker[] = [];
-  let stop = false, pushed = 0;
   const producers: Promise<void>[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (const load of loads) {
     const t = clusterTransport({ nodes: cluster.seeds });
     transports.push(t);
-    const w = createWorker({
-      transport: t,
-      shards: count,
-      jobs: [Work],
-      concurrency: count * 2,
-      logger: silentLogger,
-      handleSignals: false,
-    });
+    const w = createWorker({ transport: t, jobs: [Work], logger: silentLogger, handleSignals: false, ...load.worker });
     workers.push(w);
     await w.run();
-    const client = createClient({ transport: t, shards: count });
+    const client = createClient({ transport: t, ...load.client });
     producers.push((async () => {
       while (!stop) {
-        await client.pushBulk(Work, Array.from({ length: 600 }, (_, i) => [i]), { batchSize: 50 });
-        pushed += 600;
+        await client.pushBulk(Work, Array.from({ length: load.bulk }, (_, i) => [i]), { batchSize: load.batchSize });
+        pushed += load.bulk;
       }
     })());
-  }
-  const shardsPerPrimary: Record<number, number> = {};
-  for (const shard of workers[0].client.shards) {
-    const { primary } = await cluster.owner(keySlot(shard.keys.queues));
-    shardsPerPrimary[primary] = (shardsPerPrimary[primary] ?? 0) + 1;
   }
   const before = await primaryCpu(cluster, primaries);
   const ranBefore = ran;
@@ -274,14 +213,52 @@ async function shards(cluster: TestCluster) {
   const sum = used.reduce((a, b) => a + b, 0);
   const shares = used.map((u) => Math.round((u / sum) * 1000) / 10);
   return {
-    shardsPerPrimary,
     pushed,
     jobsPerSecond: Math.round(ranIn / seconds),
     cpuSeconds: used.map((u) => Math.round(u * 100) / 100),
     sharePercent: shares,
-    redisCpuMicrosPerJob: Math.round((sum / ranIn) * 1e8) / 100,
-    ok: shares.every((s) => s >= 20 && s <= 47),
+    redisCpuMicrosPerJob: Math.round((sum / Math.max(ranIn, 1)) * 1e8) / 100,
+    ok: shares.every((share) => share >= 20 && share <= 47),
   };
+}
+
+/** 12 namespaces, four on each primary; a producer and a worker per namespace; Redis CPU per primary. */
+async function spread(cluster: TestCluster) {
+  const owners = new Map<number, string[]>();
+  for (let i = 0; owners.size < 3 || [...owners.values()].some((names) => names.length < 4); i++) {
+    const name = `app${i}`;
+    const { primary } = await cluster.owner(keySlot(keys(name, "cluster").queues));
+    const names = owners.get(primary) ?? [];
+    if (names.length < 4) owners.set(primary, [...names, name]);
+  }
+  const loads = [...owners.values()].flat().map((prefix): Load => ({
+    worker: { prefix, concurrency: 5 },
+    client: { prefix },
+    bulk: 50,
+    batchSize: 50,
+  }));
+  return { namespaces: Object.fromEntries(owners), ...(await runLoads(cluster, loads)) };
+}
+
+/**
+ * One namespace sharded 12 ways (four shards per primary): four workers (each
+ * its own transport, serving every shard) and four producers pushing with
+ * sharded clients; Redis CPU per primary, and jobs run.
+ */
+async function shards(cluster: TestCluster) {
+  const count = 12;
+  const shardsPerPrimary: Record<number, number> = {};
+  for (const namespace of shardNamespaces("", count)) {
+    const { primary } = await cluster.owner(keySlot(keys(namespace, "cluster").queues));
+    shardsPerPrimary[primary] = (shardsPerPrimary[primary] ?? 0) + 1;
+  }
+  const load: Load = {
+    worker: { shards: count, concurrency: count * 2 },
+    client: { shards: count },
+    bulk: 600,
+    batchSize: 50,
+  };
+  return { shardsPerPrimary, ...(await runLoads(cluster, [load, load, load, load])) };
 }
 
 const cluster = await startCluster({ nodeTimeoutMs: 1000 });
