@@ -25,7 +25,7 @@ import { drain, pollOnce } from "../mod.ts";
 import { dashboard, lazyRoute } from "./support/dashboard_kit.ts";
 import { heldCount, plantHeld } from "./support/held.ts";
 import { waitFor } from "./support/matrix.ts";
-import { aroundScripts, framesOf, markScript } from "./support/outcome_writes.ts";
+import { aroundScripts, eachValueScript, framesOf, markScript } from "./support/outcome_writes.ts";
 import { eachTarget } from "./support/targets.ts";
 import { testWorker } from "./support/worker.ts";
 
@@ -471,23 +471,10 @@ return 1`,
 
   it("a drain is not over while a carried outcome write is unwritten: work the write pushes (a callback) runs in it", async () => {
     // Each write pushes a follow-up job, as a batch's last success pushes its callback.
-    const FOLLOW = defineScript<unknown>({
-      name: "follow",
-      idempotent: true,
+    const FOLLOW = eachValueScript("follow", {
       keys: ["queue"],
-      argv: ["...per write: #keys, #args or -m, payload or m payloads joined by newlines"],
-      lua: `
-local a = 1
-while a <= #ARGV do
-  local na = tonumber(ARGV[a + 1])
-  for payload in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("LPUSH", KEYS[1], payload) end
-  a = a + (na < 0 and 3 or 2 + na)
-end
-return 1`,
-      twin(redis, keys, argv) {
-        for (const frame of framesOf(argv)) for (const payload of frame.args) redis.call("LPUSH", keys[0], payload);
-        return 1;
-      },
+      lua: `redis.call("LPUSH", KEYS[1], value)`,
+      twin: (redis, keys, payload) => void redis.call("LPUSH", keys[0], payload),
     });
     // Every plain fetch's reply comes late: the last job finishes while the fetch that finds the queue empty is out.
     const slow = aroundScripts(t.redis, async (s, _k, _a, run) => {

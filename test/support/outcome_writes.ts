@@ -24,28 +24,44 @@ export function framesOf(argv: readonly unknown[]): { nk: number; writes: number
   return frames;
 }
 
+/** The memory twin's Redis, as a script's `twin` gets it. */
+type TwinRedis = Parameters<NonNullable<Parameters<typeof defineScript<unknown>>[0]["twin"]>>[0];
+
 /**
- * A coalescing outcome script named `name` that sets `<prefix>:<value>` to 1
- * for the first arg of every write its frames carry (a run's values too).
+ * A coalescing outcome script named `name` that runs `lua` (a Lua statement
+ * on `value`) for the first arg of every write its frames carry (a run's
+ * values too), and `twin` likewise on the memory transport.
  */
-export function markScript(name: string, prefix: string): Script<unknown> {
+export function eachValueScript(
+  name: string,
+  options: { keys: string[]; lua: string; twin: (redis: TwinRedis, keys: string[], value: string) => void },
+): Script<unknown> {
   return defineScript<unknown>({
     name,
     idempotent: true,
-    keys: ["...per write: its key"],
+    keys: options.keys,
     argv: ["...per write: #keys, #args or -m, value or m values joined by newlines"],
     lua: `
 local a = 1
 while a <= #ARGV do
   local na = tonumber(ARGV[a + 1])
-  for value in string.gmatch(ARGV[a + 2], "[^\\n]+") do redis.call("SET", "${prefix}:" .. value, 1) end
+  for value in string.gmatch(ARGV[a + 2], "[^\\n]+") do ${options.lua} end
   a = a + (na < 0 and 3 or 2 + na)
 end
 return 1`,
-    twin(redis, _keys, argv) {
-      for (const frame of framesOf(argv)) for (const value of frame.args) redis.call("SET", `${prefix}:${value}`, 1);
+    twin(redis, keys, argv) {
+      for (const frame of framesOf(argv)) for (const value of frame.args) options.twin(redis, keys, value);
       return 1;
     },
+  });
+}
+
+/** {@link eachValueScript} that sets `<prefix>:<value>` to 1 for every value. */
+export function markScript(name: string, prefix: string): Script<unknown> {
+  return eachValueScript(name, {
+    keys: ["...per write: its key"],
+    lua: `redis.call("SET", "${prefix}:" .. value, 1)`,
+    twin: (redis, _keys, value) => void redis.call("SET", `${prefix}:${value}`, 1),
   });
 }
 
