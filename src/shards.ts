@@ -72,6 +72,18 @@ export function shardCount(value: unknown, keyspace: Keyspace, action: string): 
 export function shardNamespaces(namespace: string, count: number): string[] {
   const base = namespace || DEFAULT_CLUSTER_TAG;
   if (count === 1) return [base];
+  // The search costs ~2 × count CRC16s per shard (75 ms for 256 shards): once per namespace and count, not per client
+  // (a serverless handler may make one per request).
+  const key = `${count}\0${base}`;
+  let names = computed.get(key);
+  if (!names) computed.set(key, names = searchNamespaces(base, count));
+  return [...names];
+}
+
+/** Names already searched, by count and namespace (a process uses a handful). */
+const computed = new Map<string, readonly string[]>();
+
+function searchNamespaces(base: string, count: number): string[] {
   // The slot ring cut in `count` equal arcs: shard 0 keeps the arc its slot is in, the others take the rest in order,
   // each landing in the middle half of its arc so a cluster split a slot off from even still has one shard per arc.
   const arcOf = (slot: number) => Math.floor((slot * count) / SLOTS);
