@@ -90,4 +90,49 @@ describe("ioredis transport", () => {
       await proxy.stop();
     }
   });
+
+  it("sends pipelines and MULTI blocks as plain commands, not through ioredis's Pipeline (which V8 keeps past every young GC)", async () => {
+    if (!server) return;
+    const client = new Redis(server.url, { protocol: 2, autoResendUnfulfilledCommands: false });
+    let pipelines = 0;
+    client.pipeline = () => {
+      pipelines++;
+      throw new Error("pipeline() called");
+    };
+    client.multi = () => {
+      pipelines++;
+      throw new Error("multi() called");
+    };
+    const t = ioredisTransport({ client });
+    try {
+      await t.call("DEL", "plain:list", "plain:str");
+      assert.deepEqual(await t.pipeline([["RPUSH", "plain:list", "a", "b"], ["LRANGE", "plain:list", 0, -1]]), [2, [
+        "a",
+        "b",
+      ]]);
+      assert.deepEqual(
+        await t.pipeline([["SET", "plain:str", "x"], ["LPOP", "plain:list"], ["GET", "plain:str"]], { atomic: true }),
+        ["OK", "a", "x"],
+      );
+      // A command Redis runs but fails inside EXEC, and one it refuses to queue (EXECABORT, with the refusal's reason).
+      await assert.rejects(
+        t.pipeline([["SET", "plain:str", "y"], ["LPUSH", "plain:str", "z"]], { atomic: true }),
+        (e: unknown) => e instanceof TransportError && /WRONGTYPE/.test(e.message),
+      );
+      assert.equal(await t.call("GET", "plain:str"), "y", "the block ran: Redis does not roll back");
+      await assert.rejects(
+        t.pipeline([["SET", "plain:str", "z"], ["GET"]], { atomic: true }),
+        (e: unknown) => e instanceof TransportError && /EXECABORT/.test(e.message) && /wrong number/.test(e.message),
+      );
+      assert.equal(await t.call("GET", "plain:str"), "y", "the refused block ran nothing");
+      await assert.rejects(
+        t.pipeline([["GET", "plain:str"], ["LPUSH", "plain:str", "z"]]),
+        (e: unknown) => e instanceof TransportError && /WRONGTYPE/.test(e.message),
+      );
+      assert.equal(pipelines, 0);
+    } finally {
+      await t.close();
+      client.disconnect();
+    }
+  });
 });

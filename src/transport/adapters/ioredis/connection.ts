@@ -37,6 +37,72 @@ export async function send(conn: Redis, [name, ...args]: Command): Promise<Redis
   }
 }
 
+/**
+ * Sends a pipeline, or a MULTI block when `atomic`, as plain commands written
+ * to the socket in one go (corked while they are queued), and returns their
+ * replies; throws the first failure (as `pipelineReplies` does for the
+ * other adapters).
+ *
+ * Not ioredis's `pipeline()`/`multi()`: each of those defines a `length`
+ * getter with a fresh closure on the instance, which gives every pipeline a
+ * hidden class of its own in V8's old space, and that class keeps the
+ * pipeline, its commands and their arguments alive through every
+ * young-generation GC. Each batch was promoted and freed only by a full GC:
+ * on an idle worker, scavenges of 2-7 ms every 70 ms, which was the p99 of
+ * its push-to-start latency (docs/performance.md, cliff 4).
+ *
+ * Commands issued in one synchronous stretch go out in order on the one
+ * connection (or wait in its offline queue in order), so nothing else can
+ * land inside the MULTI block.
+ */
+export async function sendBatch(conn: Redis, commands: readonly Command[], atomic: boolean): Promise<RedisReply[]> {
+  // Corked only while connected: before that the commands wait in ioredis's offline queue, not in the socket.
+  const socket = conn.status === "ready" ? (conn.stream as Partial<Corkable> | undefined) : undefined;
+  const corked = typeof socket?.cork === "function" && typeof socket.uncork === "function";
+  if (corked) socket!.cork!();
+  const sent: Promise<unknown>[] = [];
+  try {
+    if (atomic) sent.push(conn.call("MULTI"));
+    for (const [name, ...args] of commands) sent.push(conn.call(name, ...args));
+    if (atomic) sent.push(conn.call("EXEC"));
+  } finally {
+    if (corked) socket!.uncork!();
+  }
+  const settled = await Promise.allSettled(sent);
+  if (!atomic) {
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw mapError((failed as PromiseRejectedResult).reason, conn);
+    return settled.map((s) => toReply((s as PromiseFulfilledResult<unknown>).value));
+  }
+  const exec = settled[settled.length - 1];
+  if (exec.status === "rejected") {
+    // EXECABORT: carry the refusals that caused it (the shape toTransportError reads), else the first failure.
+    const refusals = settled.slice(1, -1).flatMap((s) => (s.status === "rejected" ? [s.reason] : []));
+    const first = settled.find((s) => s.status === "rejected") as PromiseRejectedResult;
+    const reason = /^EXECABORT/.test(messageOf(exec.reason)) && refusals.length > 0
+      ? Object.assign(exec.reason as Error, { previousErrors: refusals })
+      : first.reason;
+    throw mapError(reason, conn);
+  }
+  const replies = exec.value;
+  if (!Array.isArray(replies)) {
+    throw toTransportError(new Error("EXECABORT Transaction discarded"), { maybeApplied: false });
+  }
+  const failure = replies.find((r) => r instanceof Error);
+  if (failure) throw mapError(failure, conn);
+  return replies.map(toReply);
+}
+
+/** A socket's write buffering: `cork()` holds writes, `uncork()` sends them as one. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The part of ioredis's internals the lost-reply rule needs. */
 interface CommandQueue {
   toArray(): { command: { name: string; reject(error: Error): void } }[];

@@ -16,11 +16,9 @@
  */
 import { Redis, type RedisOptions } from "ioredis";
 import { ConfigError } from "../../../errors.ts";
-import { toTransportError } from "../../transport_error.ts";
 import { type Adapter, adapterTransport } from "../../adapter.ts";
-import { pipelineReplies } from "../../reply.ts";
 import { newCounters, type Transport } from "../../transport.ts";
-import { blockingPool, mapError, rejectLostReplies, send, watchFailures } from "./connection.ts";
+import { blockingPool, rejectLostReplies, send, sendBatch, watchFailures } from "./connection.ts";
 
 /** Options for {@link ioredisTransport}. */
 export interface IoredisTransportOptions {
@@ -109,20 +107,7 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     ordered: true,
     counters,
     send: (command) => send(main, command),
-    async batch(commands, atomic) {
-      const batch = atomic ? main.multi() : main.pipeline();
-      for (const [name, ...args] of commands) batch.call(name, ...args);
-      let results: [Error | null, unknown][] | null;
-      try {
-        // A command Redis refuses to queue makes EXEC reject with EXECABORT
-        // (its reasons in `previousErrors`, which toTransportError reads).
-        results = await batch.exec();
-      } catch (error) {
-        throw mapError(error, main);
-      }
-      if (!results) throw toTransportError(new Error("EXECABORT Transaction discarded"), { maybeApplied: false });
-      return pipelineReplies(results.map(([error, value]) => (error ? { error: mapError(error, main) } : { value })));
-    },
+    batch: (commands, atomic) => sendBatch(main, commands, atomic),
     block: (command, signal) => pool.block(command, signal),
     async close() {
       pool.close(); // disconnect() rejects pending blocking calls at once
