@@ -4,7 +4,7 @@ import { ConfigError, createClient, createWorker, defineJob, drain, type Transpo
 import { aroundScripts, markScript } from "./support/outcome_writes.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import { ReliableFetch } from "../src/server/reliable_fetch.ts";
-import { FEW_QUEUES } from "../src/server/empty_queues.ts";
+import { EMPTY_FOR_MAX_MS, EMPTY_FOR_MS, EmptyQueues, FEW_QUEUES } from "../src/server/empty_queues.ts";
 import { parseQueues } from "../src/server/queues.ts";
 import { FETCH_FIXED_KEYS, type FetchResult, POP } from "../src/scripts/fetch.ts";
 import { FETCH_BYTES } from "../src/scripts/pop_first.ts";
@@ -48,6 +48,65 @@ describe("Prefetch", () => {
     p.trip(1);
     p.job(0.001);
     assert.equal(p.size, 0);
+  });
+});
+
+describe("EmptyQueues", () => {
+  const names = Array.from({ length: FEW_QUEUES + 4 }, (_, i) => `q${i}`);
+  const loaded = names.length - 1;
+  // Every fetch finds all but the last (loaded) queue empty.
+  const fetchAt = (empties: EmptyQueues, clock: { now: number }) => {
+    const named = empties.named(true);
+    const taken = named.indexOf(names[loaded]);
+    empties.noted(named, { empty: named.flatMap((q, p) => (p < taken ? [p] : [])), taken, sentAt: clock.now });
+    return named.length;
+  };
+
+  it("leaves a queue found empty out for longer each time it is found empty again, up to the cap", () => {
+    const clock = { now: 1_000_000 };
+    const empties = new EmptyQueues(parseQueues(names), { now: () => clock.now });
+    const asked: number[] = []; // when every queue was named again, ms after the first fetch
+    const start = clock.now;
+    for (; clock.now - start < 3000; clock.now += 10) {
+      if (fetchAt(empties, clock) === names.length) asked.push(clock.now - start);
+    }
+    // 0, then +50, +100, +200, +400, +400, ...: a long-empty queue is asked 2.5 times a second, not 20.
+    const gaps = asked.slice(1).map((t, i) => t - asked[i]);
+    assert.deepEqual(gaps.slice(0, 5), [
+      EMPTY_FOR_MS,
+      EMPTY_FOR_MS * 2,
+      EMPTY_FOR_MS * 4,
+      EMPTY_FOR_MAX_MS,
+      EMPTY_FOR_MAX_MS,
+    ]);
+    assert.ok(gaps.every((g) => g <= EMPTY_FOR_MAX_MS), JSON.stringify(gaps));
+  });
+
+  it("starts a queue's count again once jobs are taken from it", () => {
+    const clock = { now: 1_000_000 };
+    const empties = new EmptyQueues(parseQueues(names), { now: () => clock.now });
+    for (let i = 0; i < 300; i++, clock.now += 10) fetchAt(empties, clock); // q0 is on its longest wait now
+    // Jobs arrive on q0: the next call naming it takes from it.
+    clock.now += EMPTY_FOR_MAX_MS;
+    const named = empties.named(true);
+    assert.equal(named[0], "q0");
+    empties.noted(named, { empty: [], taken: 0, sentAt: clock.now });
+    // Found empty once more: back to the shortest wait.
+    empties.noted(["q0"], { empty: [0], taken: -1, sentAt: clock.now });
+    clock.now += EMPTY_FOR_MS - 1;
+    assert.ok(!empties.named(true).includes("q0"), "sits out the first wait");
+    clock.now += 1;
+    assert.ok(empties.named(true).includes("q0"), "and is asked again after it");
+  });
+
+  it(`names every queue in every call with ${FEW_QUEUES} queues or fewer, and when not taking`, () => {
+    const few = new EmptyQueues(parseQueues(names.slice(0, FEW_QUEUES)));
+    few.noted(names.slice(0, FEW_QUEUES), { empty: [0, 1, 2], taken: 3, sentAt: Date.now() });
+    assert.equal(few.named(true).length, FEW_QUEUES);
+    const many = new EmptyQueues(parseQueues(names));
+    many.noted(names, { empty: [0, 1, 2], taken: 3, sentAt: Date.now() });
+    assert.equal(many.named(true).length, names.length - 3);
+    assert.equal(many.named(false).length, names.length);
   });
 });
 

@@ -99,7 +99,7 @@ export class BasicFetch implements Fetcher {
       [...order.map((q) => this.#keys.queue(q)), this.#keys.paused],
       [max, ...order],
     );
-    this.#empties.noted(order, result.empty, sentAt);
+    this.#empties.noted(order, { empty: result.empty, taken: result.queueIndex, sentAt });
     this.#states.note(order, {
       paused: result.paused.map((i) => order[i]),
       broken: result.broken.map((i) => order[i]),

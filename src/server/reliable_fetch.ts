@@ -449,7 +449,7 @@ export class ReliableFetch implements Fetcher {
   /** Takes in what a call found about the queues it named: paused, broken, empty. */
   #noteQueues(named: readonly number[], result: FetchResult, sentAt: number): void {
     const names = named.map((qi) => this.#names[qi - 1]);
-    this.#empties.noted(names, result.empty, sentAt);
+    this.#empties.noted(names, { empty: result.empty, taken: result.queueIndex, sentAt });
     this.#states.note(names, {
       paused: result.paused.map((p) => names[p]),
       broken: result.broken.map((p) => names[p]),

@@ -107,6 +107,16 @@ function payloadTable(s: Section): string {
     "\n  Redis longest = the longest single command (a script counts as one) in the row: every other client waits that long";
 }
 
+/**
+ * Redis µs per job over tenths 2-10 of a drain: the steady cost of a fetch. The first tenth also holds the worker's
+ * start, whose first call names every queue once (and, in a weighted order, the few after it that learn which are
+ * empty): a cost per start, not per job.
+ */
+function steadyUs(r: ChildResult): number | undefined {
+  const w = ((r.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1);
+  return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
+}
+
 function queuesTable(s: Section): string {
   const base = (row: Row) =>
     ok(s.rows.find((r) =>
@@ -120,7 +130,9 @@ function queuesTable(s: Section): string {
       "worker µs/job",
       "Redis µs/job",
       "Redis cmds/job",
-      "Redis µs vs 1 queue",
+      "vs 1 queue",
+      "steady Redis µs/job",
+      "steady vs 1 queue",
       "Redis longest ms",
       "e/Sidekiq",
     ],
@@ -130,10 +142,12 @@ function queuesTable(s: Section): string {
       num(drain(r)?.us, 2),
       num(drain(r)?.commands, 2),
       ratio(drain(r)?.us, drain(base(row) ?? {})?.us),
+      num(steadyUs(r), 2),
+      ratio(steadyUs(r), steadyUs(base(row) ?? {})),
       num(r.redisLongestMs ?? 0, 1),
       vsPeers(s, row, (x) => x.jobsPerSec)[1],
     ]),
-  );
+  ) + "\n  steady = tenths 2-10 of the drain (the first holds the worker's start, whose first call names every queue)";
 }
 
 function backlogTable(s: Section): string {

@@ -205,7 +205,7 @@ export async function queues(ctx: ScalingContext): Promise<Section> {
     ctx.s.queueCounts.flatMap((n) =>
       drainRows(
         { queues: n, mode },
-        ["--jobs", String(jobs), "--concurrency", "10", "--queues", String(n), "--queue-mode", mode],
+        ["--jobs", String(jobs), "--concurrency", "10", "--queues", String(n), "--queue-mode", mode, "--windows", "10"],
         { bullmq: "a BullMQ Worker takes one queue", fetches: ["reliable", "basic"] },
       )
     )
