@@ -91,6 +91,20 @@ describe("ioredis transport", () => {
     }
   });
 
+  it("with auto-pipelining, a MULTI block never takes in a command another caller issued in the same tick", async () => {
+    if (!server) return;
+    const t = ioredisTransport({ url: server.url, autoPipelining: true });
+    try {
+      await t.call("SET", "tick:a", "1");
+      // The GET waits for the next tick in ioredis's auto-pipeline; a MULTI written at once would wrap it.
+      const got = t.call("GET", "tick:a");
+      const block = t.pipeline([["SET", "tick:b", "2"], ["GET", "tick:b"]], { atomic: true });
+      assert.deepEqual(await Promise.all([got, block]), ["1", ["OK", "2"]]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("sends pipelines and MULTI blocks as plain commands, not through ioredis's Pipeline (which V8 keeps past every young GC)", async () => {
     if (!server) return;
     const client = new Redis(server.url, { protocol: 2, autoResendUnfulfilledCommands: false });
