@@ -20,6 +20,8 @@ main(async (a) => {
       rate: Number(a.rate),
       seconds: Number(a.seconds),
       warmupSeconds: Number(a["warmup-seconds"] ?? 1),
+      preludeJobs: Number(a["prelude-jobs"] ?? 0),
+      preludeRate: a["prelude-rate"] === undefined ? undefined : Number(a["prelude-rate"]),
       push: (batch) =>
         batch.length === 1
           ? queue.add("ping", { at: batch[0][0], counted: batch[0][1] }, opts)

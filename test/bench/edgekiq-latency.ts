@@ -6,7 +6,7 @@
  *
  *   --url redis://...  --transport ioredis|bun  --jobs N  [--fetch reliable|basic]  [--warmup N]
  *
- * The warm-up jobs (2,000 by default, not counted) let V8's and JSC's
+ * The warm-up jobs (2,000 by default; the bench passes 10,000; not counted) let V8's and JSC's
  * optimising compilers settle first: with only 20, Node's p99 measures the
  * compiler (3-4 ms here; 0.4 ms with --no-opt), not the steady state a
  * long-running worker lives in.

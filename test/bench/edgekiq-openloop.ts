@@ -6,6 +6,7 @@
  *                    [--current-job false]
  *                    prints "ready" once idle, then the latency summary once N jobs have started
  *   --role producer  --url redis://...  --transport ioredis|bun  --rate R  --seconds T  [--warmup-seconds W]
+ *                    [--prelude-jobs N --prelude-rate R2]
  */
 import process from "node:process";
 import { createClient, createWorker, defineJob, silentLogger } from "../../mod.ts";
@@ -21,6 +22,8 @@ main(async (a) => {
       rate: Number(a.rate),
       seconds: Number(a.seconds),
       warmupSeconds: Number(a["warmup-seconds"] ?? 1),
+      preludeJobs: Number(a["prelude-jobs"] ?? 0),
+      preludeRate: a["prelude-rate"] === undefined ? undefined : Number(a["prelude-rate"]),
       push: (batch) => batch.length === 1 ? client.push(PingJob, batch[0]) : client.pushBulk(PingJob, batch),
     });
     await transport.close();

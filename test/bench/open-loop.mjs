@@ -22,13 +22,30 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Pushes `rate` jobs a second for `seconds`; `push(batch)` sends a batch of
  * `[pushedAtEpochMs, counted]` argument pairs (counted is 0 during the first
- * `warmupSeconds`). At most `maxInFlight` pushes are outstanding; waits at
- * most 30 s for the last ones.
+ * `warmupSeconds`). With `preludeJobs`, that many uncounted jobs go first at
+ * `preludeRate` a second: a low rate warms a JIT-compiled worker up slowly
+ * (at 200 jobs/s V8 was still compiling the worker's hot path after a few
+ * seconds, and its compiles were the p99), while a long-running worker is
+ * warm. At most `maxInFlight` pushes are outstanding; waits at most 30 s for
+ * the last ones.
  */
-export async function openLoop({ rate, seconds, warmupSeconds, push, maxInFlight = 256 }) {
-  const total = Math.max(1, Math.round(rate * seconds));
-  const warm = Math.round(rate * warmupSeconds);
+export async function openLoop(
+  { rate, seconds, warmupSeconds, push, maxInFlight = 256, preludeJobs = 0, preludeRate },
+) {
+  const prelude = preludeJobs > 0 ? preludeJobs : 0;
+  const fast = preludeRate ?? rate;
+  const total = prelude + Math.max(1, Math.round(rate * seconds));
+  const warm = prelude + Math.round(rate * warmupSeconds);
   const start = epochMs() + 50;
+  // When job i is due: the prelude's at its own rate, then the rest at `rate`.
+  const dueAt = (i) =>
+    i < prelude ? start + (i * 1000) / fast : start + (prelude * 1000) / fast + ((i - prelude) * 1000) / rate;
+  // How many are due by `now` (one past the last due index).
+  const dueBy = (now) => {
+    const inPrelude = Math.floor(((now - start) * fast) / 1000) + 1;
+    if (inPrelude <= prelude) return Math.max(0, inPrelude);
+    return prelude + Math.floor(((now - dueAt(prelude)) * rate) / 1000) + 1;
+  };
   const lags = [];
   let sent = 0;
   let inFlight = 0;
@@ -36,9 +53,9 @@ export async function openLoop({ rate, seconds, warmupSeconds, push, maxInFlight
   while (sent < total) {
     if (failure) throw failure;
     const now = epochMs();
-    const due = Math.min(total, Math.floor(((now - start) * rate) / 1000) + 1);
+    const due = Math.min(total, dueBy(now));
     if (due > sent) {
-      lags.push(now - (start + (sent * 1000) / rate));
+      lags.push(now - dueAt(sent));
       const batch = [];
       for (let i = sent; i < due; i++) batch.push([now, i >= warm ? 1 : 0]);
       sent = due;
@@ -48,8 +65,7 @@ export async function openLoop({ rate, seconds, warmupSeconds, push, maxInFlight
         failure ??= error;
       });
     }
-    const next = start + (sent * 1000) / rate;
-    await sleep(Math.max(1, next - epochMs()));
+    await sleep(Math.max(1, dueAt(sent) - epochMs()));
     for (let waited = 0; inFlight >= maxInFlight && waited < 30_000; waited++) await sleep(1);
   }
   for (let waited = 0; inFlight > 0 && waited < 30_000; waited++) await sleep(1);

@@ -36,17 +36,30 @@ interface LatencySystem {
 }
 
 /**
+ * A point below this rate starts with a prelude of uncounted jobs at this
+ * rate for {@link PRELUDE_SECONDS}: every system's worker is then measured
+ * warm, as a long-running one is. Without it a 200 jobs/s point measured V8
+ * compiling edgekiq's and BullMQ's hot paths (TurboFan was still at work
+ * after 8,000 jobs at 1,000/s, and p99 fell from 2-3 ms to about 1 ms once
+ * it was done); Ruby's interpreter has no such phase.
+ */
+const PRELUDE_RATE = 2000;
+const PRELUDE_SECONDS = 3;
+
+/**
  * One open-loop point: a worker process waits, idle; a producer process
- * pushes `rate` jobs a second for `seconds`; the worker reports push-to-start
- * percentiles once every job has started. Both are bounded and killed.
+ * pushes `rate` jobs a second for `seconds` (after a prelude at a low rate);
+ * the worker reports push-to-start percentiles once every job has started.
+ * Both are bounded and killed.
  */
 async function openLoopPoint(url: string, sys: LatencySystem, rate: number, seconds: number): Promise<Outcome> {
   const started = performance.now();
   const wall = () => (performance.now() - started) / 1000;
   await flushRedis(url);
-  const jobs = Math.max(1, Math.round(rate * seconds));
+  const prelude = rate < PRELUDE_RATE ? PRELUDE_RATE * PRELUDE_SECONDS : 0;
+  const jobs = prelude + Math.max(1, Math.round(rate * seconds));
   // Past its schedule a saturated system drains the rest: bounded at three times the run plus a minute.
-  const deadline = Math.ceil(seconds * 3 + 60);
+  const deadline = Math.ceil((seconds + (prelude ? PRELUDE_SECONDS : 0)) * 3 + 60);
   const common = [...sys.args, "--url", url, "--deadline", String(deadline)];
   const worker = startLongChild(sys.command, [...common, "--role", "worker", "--jobs", String(jobs)]);
   try {
@@ -55,7 +68,11 @@ async function openLoopPoint(url: string, sys: LatencySystem, rate: number, seco
     const before = await redisSnapshot(url);
     const producer = await runChild(
       sys.command,
-      [...common, "--role", "producer", "--rate", String(rate), "--seconds", String(seconds), "--warmup-seconds", "1"],
+      [
+        ...common,
+        ...["--role", "producer", "--rate", String(rate), "--seconds", String(seconds), "--warmup-seconds", "1"],
+        ...["--prelude-jobs", String(prelude), "--prelude-rate", String(PRELUDE_RATE)],
+      ],
       {},
       deadline * 1000 + 5000,
     );
@@ -91,7 +108,9 @@ export async function latency(ctx: ScalingContext): Promise<Section> {
     id: "scaling-latency",
     title: `push-to-start latency, c=10, open-loop producer in its own process: idle (${ctx.s.idleRate} jobs/s), ` +
       `${fmtCount(ctx.s.fixedRate)} jobs/s, and 10/50/90% of each system's no-op c=10 drain rate; ${seconds} s per ` +
-      `point, the first not counted; ${ctx.s.latencyRounds} round(s), the median p99's shown`,
+      `point, the first not counted (below ${fmtCount(PRELUDE_RATE)}/s after ${
+        fmtCount(PRELUDE_RATE * PRELUDE_SECONDS)
+      } uncounted at ${fmtCount(PRELUDE_RATE)}/s); ${ctx.s.latencyRounds} round(s), the median p99's shown`,
     metric: "scaling",
     rows: [],
   };

@@ -7,6 +7,7 @@
 #
 #   ruby sidekiq_openloop.rb --role worker   --url redis://... --jobs N [--concurrency 10]
 #   ruby sidekiq_openloop.rb --role producer --url redis://... --rate R --seconds T [--warmup-seconds W]
+#                            [--prelude-jobs N --prelude-rate R2]
 
 require_relative "sidekiq_common"
 
@@ -57,21 +58,32 @@ end
 
 def produce(a)
   rate = Float(a.fetch("rate"))
-  total = [(rate * Float(a.fetch("seconds"))).round, 1].max
-  warm = (rate * Float(a.fetch("warmup-seconds", "1"))).round
+  # The prelude: uncounted jobs first at their own rate (open-loop.mjs says why).
+  prelude = Integer(a.fetch("prelude-jobs", "0"))
+  fast = Float(a.fetch("prelude-rate", a.fetch("rate")))
+  total = prelude + [(rate * Float(a.fetch("seconds"))).round, 1].max
+  warm = prelude + (rate * Float(a.fetch("warmup-seconds", "1"))).round
   start = Bench.epoch_ms + 50
+  due_at = lambda do |i|
+    i < prelude ? start + i * 1000.0 / fast : start + prelude * 1000.0 / fast + (i - prelude) * 1000.0 / rate
+  end
+  due_by = lambda do |now|
+    in_prelude = ((now - start) * fast / 1000).floor + 1
+    next [in_prelude, 0].max if in_prelude <= prelude
+    prelude + ((now - due_at.call(prelude)) * rate / 1000).floor + 1
+  end
   sent = 0
   lags = []
   while sent < total
     now = Bench.epoch_ms
-    due = [total, ((now - start) * rate / 1000).floor + 1].min
+    due = [total, due_by.call(now)].min
     if due > sent
-      lags << now - (start + sent * 1000.0 / rate)
+      lags << now - due_at.call(sent)
       args = (sent...due).map { |i| [now, i >= warm ? 1 : 0] }
       Sidekiq::Client.push_bulk("class" => PingJob, "args" => args)
       sent = due
     end
-    wait = (start + sent * 1000.0 / rate - Bench.epoch_ms) / 1000.0
+    wait = (due_at.call(sent) - Bench.epoch_ms) / 1000.0
     sleep([wait, 0.001].max)
   end
   lags.sort!
