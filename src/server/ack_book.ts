@@ -8,6 +8,7 @@
  * @module
  */
 import type { RedisArg } from "../transport/transport.ts";
+import { ChurningMap, ChurningSet } from "./churning_map.ts";
 
 /**
  * How long a batch that is only partly done keeps its acks in memory before
@@ -67,9 +68,10 @@ export interface AckEntry {
  * ```
  */
 export class AckBook {
-  #batches = new Map<number, Batch>();
+  // Churning: a batch comes and goes with nearly every fetch (see ChurningMap).
+  #batches = new ChurningMap<number, Batch>();
   /** Batches with acks not yet sent. */
-  #dirty = new Set<Batch>();
+  #dirty = new ChurningSet<Batch>();
   #rawAcks: RawAck[] = [];
 
   /** Acks waiting to be sent. */

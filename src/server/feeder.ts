@@ -24,6 +24,7 @@ import type { Prefetch } from "./prefetch.ts";
 import type { UnitOutcome } from "./settler.ts";
 import { JobControl } from "./job_control.ts";
 import type { OutcomeWrite } from "./worker_feature.ts";
+import { ChurningMap, ChurningSet } from "./churning_map.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */
 export interface BusyUnit {
@@ -84,9 +85,9 @@ export class Feeder {
   #fetching = false;
   #buffer: UnitOfWork[] = [];
   #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
-  /** Units handed out and not yet finished, by slot. */
-  #running = new Map<number, BusyUnit>();
-  #slots = new Map<UnitOfWork, number>();
+  /** Units handed out and not yet finished, by slot (churning with every job: see ChurningMap). */
+  #running = new ChurningMap<number, BusyUnit>();
+  #slots = new ChurningMap<UnitOfWork, number>();
   #nextSlot = 0;
   /** Running units whose job may be back on its queue: acknowledged with their payload. */
   #mayBeRequeued = new Set<UnitOfWork>();
@@ -114,7 +115,7 @@ export class Feeder {
   /** Something must reach Redis soon (a lock released at a job's start) even if no fetch is due. */
   #flushWanted = false;
   /** Units whose `perform` is over and only their outcome's writes remain (they hold no slot's time). */
-  #writing = new Set<UnitOfWork>();
+  #writing = new ChurningSet<UnitOfWork>();
 
   constructor(options: FeederOptions) {
     this.#options = options;

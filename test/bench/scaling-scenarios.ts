@@ -34,6 +34,12 @@ export interface ScalingOptions {
   /** Bytes each payload row moves in all (jobs = this / size). */
   payloadBudget: number;
   queueCounts: number[];
+  /**
+   * Jobs per edgekiq drain in the queues rows: a 50,000-job drain lasts a
+   * third of a second, and Redis's CPU clock over its tenths read ±30% run
+   * to run. The peers drain `jobs` (seconds each already).
+   */
+  queueJobs: number;
   /** Jobs in the queued-backlog drain. */
   backlog: number;
   /** Jobs scheduled a day ahead in the large-schedule rows. */
@@ -124,7 +130,9 @@ export function concurrency(ctx: ScalingContext): Promise<Section> {
 export async function concurrencyAt(ctx: ScalingContext, ...concurrencies: number[]): Promise<Section> {
   const jobs = ctx.s.jobs;
   const out = section("scaling-concurrency", `no-op jobs by concurrency: drain ${fmtCount(jobs)} seeded jobs`);
-  const planned = concurrencies.flatMap((c) => drainRows({ c }, ["--jobs", String(jobs), "--concurrency", String(c)]));
+  const planned = concurrencies.flatMap((c) =>
+    drainRows({ c }, ["--jobs", String(jobs), "--concurrency", String(c), "--windows", "10"])
+  );
   await runRows(ctx, out, planned, timeoutMs(jobs, 300));
   for (const row of out.rows) {
     if (row.params?.c === 10 && row.outcome.status === "ok" && row.outcome.result.jobsPerSec) {
@@ -196,21 +204,29 @@ export async function payload(ctx: ScalingContext): Promise<Section> {
 
 /** (4) Queues: the load on one queue, the rest empty; strict and weighted. Fetch cost per job. */
 export async function queues(ctx: ScalingContext): Promise<Section> {
-  const jobs = ctx.s.jobs;
+  const { jobs, queueJobs } = ctx.s;
   const out = section(
     "scaling-queues",
-    `queues: ${fmtCount(jobs)} no-op jobs on one queue, the worker (c=10) watching N (the loaded one listed last)`,
+    `queues: ${fmtCount(queueJobs)} no-op jobs (the peers: ${fmtCount(jobs)}) on one queue, the worker (c=10) ` +
+      "watching N (the loaded one listed last)",
   );
+  const peers = {
+    bullmq: "a BullMQ Worker takes one queue",
+    fetches: ["reliable", "basic"] as Array<"reliable" | "basic">,
+  };
   const planned = (["strict", "weighted"] as const).flatMap((mode) =>
-    ctx.s.queueCounts.flatMap((n) =>
-      drainRows(
-        { queues: n, mode },
-        ["--jobs", String(jobs), "--concurrency", "10", "--queues", String(n), "--queue-mode", mode, "--windows", "10"],
-        { bullmq: "a BullMQ Worker takes one queue", fetches: ["reliable", "basic"] },
-      )
-    )
+    ctx.s.queueCounts.flatMap((n) => {
+      const args = (count: number) => [
+        ...["--jobs", String(count), "--concurrency", "10"],
+        ...["--queues", String(n), "--queue-mode", mode, "--windows", "10"],
+      ];
+      return [
+        ...drainRows({ queues: n, mode }, args(queueJobs), peers).filter((r) => r.family === "edgekiq"),
+        ...drainRows({ queues: n, mode }, args(jobs), peers).filter((r) => r.family !== "edgekiq"),
+      ];
+    })
   );
-  await runRows(ctx, out, planned, timeoutMs(jobs, 200));
+  await runRows(ctx, out, planned, timeoutMs(Math.max(jobs, queueJobs), 200));
   return out;
 }
 

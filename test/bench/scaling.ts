@@ -16,7 +16,7 @@
  * Sizes (defaults, --quick in brackets): --jobs 50000 [10000] no-op jobs per
  * drain; --concurrency 1,10,100,1000; --io-seconds 5 [2] at the ideal rate,
  * at most --io-jobs 250000 [50000]; --payloads 100,10000,100000,1000000
- * bytes moving --payload-mb 200 [40] each; --queues 1,10,100,1000;
+ * bytes moving --payload-mb 200 [40] each; --queues 1,10,100,1000 with --queue-jobs 300000 [50000] per edgekiq drain;
  * --backlog 500000 [50000]; --scheduled 1000000 [100000] waiting beside
  * --due 20000 [5000] due; --retries 1000000 [50000]; --latency-seconds 6
  * [3] in --latency-rounds 3 [1]; --idle-rate 200 [100] and --fixed-rate
@@ -91,6 +91,7 @@ export function scalingOptions(flag: (name: string) => string | undefined, quick
     payloads: list("payloads", [100, 10_000, 100_000, 1_000_000], 100_000_000),
     payloadBudget: count("payload-mb", 200, 40, 1, 100_000) * 1e6,
     queueCounts: list("queues", [1, 10, 100, 1000], 100_000),
+    queueJobs: count("queue-jobs", 300_000, 50_000, 100),
     backlog: count("backlog", 500_000, 50_000, 100),
     scheduled: count("scheduled", 1_000_000, 100_000, 1),
     due: count("due", 20_000, 5_000, 1),
