@@ -36,15 +36,16 @@ interface LatencySystem {
 }
 
 /**
- * A point below this rate starts with a prelude of uncounted jobs at this
- * rate for {@link PRELUDE_SECONDS}: every system's worker is then measured
- * warm, as a long-running one is. Without it a 200 jobs/s point measured V8
- * compiling edgekiq's and BullMQ's hot paths (TurboFan was still at work
- * after 8,000 jobs at 1,000/s, and p99 fell from 2-3 ms to about 1 ms once
- * it was done); Ruby's interpreter has no such phase.
+ * A point whose first (uncounted) second is shorter than this many jobs
+ * starts with a prelude of this many uncounted jobs, at its own rate or
+ * {@link PRELUDE_MIN_RATE}, whichever is higher: every system's worker is
+ * then measured warm, as a long-running one is. Without it a 200 jobs/s
+ * point measured V8 compiling edgekiq's and BullMQ's hot paths (TurboFan was
+ * still at work after 2,000 jobs at 2,000/s; p99 2.3-2.9 ms then, 1.1-1.6
+ * after 8,000); Ruby's interpreter has no such phase.
  */
-const PRELUDE_RATE = 2000;
-const PRELUDE_SECONDS = 3;
+const PRELUDE_JOBS = 8000;
+const PRELUDE_MIN_RATE = 2000;
 
 /**
  * One open-loop point: a worker process waits, idle; a producer process
@@ -56,10 +57,11 @@ async function openLoopPoint(url: string, sys: LatencySystem, rate: number, seco
   const started = performance.now();
   const wall = () => (performance.now() - started) / 1000;
   await flushRedis(url);
-  const prelude = rate < PRELUDE_RATE ? PRELUDE_RATE * PRELUDE_SECONDS : 0;
+  const prelude = rate < PRELUDE_JOBS ? PRELUDE_JOBS : 0;
+  const preludeRate = Math.max(rate, PRELUDE_MIN_RATE);
   const jobs = prelude + Math.max(1, Math.round(rate * seconds));
   // Past its schedule a saturated system drains the rest: bounded at three times the run plus a minute.
-  const deadline = Math.ceil((seconds + (prelude ? PRELUDE_SECONDS : 0)) * 3 + 60);
+  const deadline = Math.ceil((seconds + prelude / preludeRate) * 3 + 60);
   const common = [...sys.args, "--url", url, "--deadline", String(deadline)];
   const worker = startLongChild(sys.command, [...common, "--role", "worker", "--jobs", String(jobs)]);
   try {
@@ -71,7 +73,7 @@ async function openLoopPoint(url: string, sys: LatencySystem, rate: number, seco
       [
         ...common,
         ...["--role", "producer", "--rate", String(rate), "--seconds", String(seconds), "--warmup-seconds", "1"],
-        ...["--prelude-jobs", String(prelude), "--prelude-rate", String(PRELUDE_RATE)],
+        ...["--prelude-jobs", String(prelude), "--prelude-rate", String(preludeRate)],
       ],
       {},
       deadline * 1000 + 5000,
@@ -108,9 +110,11 @@ export async function latency(ctx: ScalingContext): Promise<Section> {
     id: "scaling-latency",
     title: `push-to-start latency, c=10, open-loop producer in its own process: idle (${ctx.s.idleRate} jobs/s), ` +
       `${fmtCount(ctx.s.fixedRate)} jobs/s, and 10/50/90% of each system's no-op c=10 drain rate; ${seconds} s per ` +
-      `point, the first not counted (below ${fmtCount(PRELUDE_RATE)}/s after ${
-        fmtCount(PRELUDE_RATE * PRELUDE_SECONDS)
-      } uncounted at ${fmtCount(PRELUDE_RATE)}/s); ${ctx.s.latencyRounds} round(s), the median p99's shown`,
+      `point, the first not counted (below ${fmtCount(PRELUDE_JOBS)}/s after ${
+        fmtCount(PRELUDE_JOBS)
+      } uncounted jobs, at ${
+        fmtCount(PRELUDE_MIN_RATE)
+      }/s or more); ${ctx.s.latencyRounds} round(s), the median p99's shown`,
     metric: "scaling",
     rows: [],
   };
