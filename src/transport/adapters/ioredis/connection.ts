@@ -49,7 +49,7 @@ export async function send(conn: Redis, [name, ...args]: Command): Promise<Redis
  * pipeline, its commands and their arguments alive through every
  * young-generation GC. Each batch was promoted and freed only by a full GC:
  * on an idle worker, scavenges of 2-7 ms every 70 ms, which was the p99 of
- * its push-to-start latency (docs/performance.md, cliff 4).
+ * its push-to-start latency (docs/performance.md, cliff 6).
  *
  * Commands issued in one synchronous stretch go out in order on the one
  * connection (or wait in its offline queue in order), so nothing else can
