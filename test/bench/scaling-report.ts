@@ -150,6 +150,7 @@ function queuesTable(s: Section): string {
       "vs 1 queue",
       "steady Redis µs/job",
       "steady vs 1 queue",
+      "steady by round",
       "Redis longest ms",
       "e/Sidekiq",
     ],
@@ -161,10 +162,13 @@ function queuesTable(s: Section): string {
       ratio(drain(r)?.us, drain(base(row) ?? {})?.us),
       num(steadyUs(r), 2),
       ratio(steadyUs(r), steadyUs(base(row) ?? {})),
+      ((r.roundsSteadyRedisUs as number[] | undefined) ?? []).map((x) => num(x, 2)).join(" / "),
       num(r.redisLongestMs ?? 0, 1),
       vsPeers(s, row, (x) => x.jobsPerSec)[1],
     ]),
-  ) + "\n  steady = tenths 2-10 of the drain (the first holds the worker's start, whose first call names every queue)";
+  ) +
+    "\n  steady = Redis µs/job over tenths 2-10 of the drain (the first holds the worker's start, whose first call names" +
+    " every queue); edgekiq rows: the round with the median steady figure";
 }
 
 function backlogTable(s: Section): string {
