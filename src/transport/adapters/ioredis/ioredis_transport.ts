@@ -2,7 +2,8 @@
  * The ioredis transport: TCP Redis on Node, Bun and Deno.
  *
  * Ordinary commands share one connection (ioredis pipelines concurrent
- * commands on it). Blocking pops take dedicated connections from a pool
+ * commands on it); a pipeline or MULTI block is sent as plain commands on
+ * it, not through ioredis's `Pipeline` (`sendBatch` says why). Blocking pops take dedicated connections from a pool
  * (`pool.ts`), so a worker waiting on BLMOVE never stalls its own heartbeat
  * or acks.
  *
