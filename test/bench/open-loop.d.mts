@@ -13,13 +13,18 @@ export interface OpenLoopResult {
   lagMaxMs: number;
 }
 
-/** Pushes `rate` jobs a second for `seconds`, as batches of `[pushedAtEpochMs, counted]` argument pairs. */
+/**
+ * Pushes `rate` jobs a second for `seconds`, as batches of `[pushedAtEpochMs, counted]` argument pairs, after
+ * `preludeJobs` uncounted ones at `preludeRate` a second.
+ */
 export function openLoop(options: {
   rate: number;
   seconds: number;
   warmupSeconds: number;
   push: (batch: Array<[number, number]>) => Promise<unknown>;
   maxInFlight?: number;
+  preludeJobs?: number;
+  preludeRate?: number;
 }): Promise<OpenLoopResult>;
 
 /** Push-to-start percentiles, in ms, and the rate the counted jobs started at. */
