@@ -45,6 +45,12 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/** The ports of the primaries a `CLUSTER NODES` table lists as up and connected. */
+function livePrimaries(table: string): number[] {
+  return table.split("\n").filter((l) => /\bmaster\b/.test(l) && !/\bfail\b/.test(l) && /connected/.test(l))
+    .map((l) => Number(/:(\d+)@/.exec(l)?.[1]));
+}
+
 /** Whether redis-server and redis-cli are both on PATH. */
 export function clusterAvailable(): boolean {
   return redisServerPath() !== null && spawnSync("sh", ["-c", "command -v redis-cli"]).status === 0;
@@ -140,9 +146,7 @@ export async function startCluster(
     async primaries() {
       for (const n of nodes) {
         if (!(await alive(n))) continue;
-        const text = await cliRun(n.port, ["CLUSTER", "NODES"]);
-        return text.split("\n").filter((l) => /\bmaster\b/.test(l) && !/\bfail\b/.test(l) && /connected/.test(l))
-          .map((l) => Number(/:(\d+)@/.exec(l)?.[1]));
+        return livePrimaries(await cliRun(n.port, ["CLUSTER", "NODES"]));
       }
       throw new Error("no cluster node answers");
     },
@@ -174,6 +178,10 @@ export async function startCluster(
           // A replica whose link is down (still syncing) would make WAIT answer 0.
           const replication = await cliRun(n.port, ["INFO", "replication"]).catch(() => "");
           if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) ok = false;
+          // Each node's own table must show the primaries as they are: right after `--cluster create` a node can
+          // still list a replica as a primary for a while (gossip), and `primaries()` reads that table.
+          const table = await cliRun(n.port, ["CLUSTER", "NODES"]).catch(() => "");
+          if (livePrimaries(table).length !== count / 2) ok = false;
         }
         if (ok) return;
         if (Date.now() > deadline) throw new Error(`cluster not ok after ${timeoutMs} ms`);
