@@ -5,7 +5,7 @@
  */
 import { colors, escapeXml, formatSection, num, ok, type Row, type Section, status, table } from "./report.ts";
 import type { ChildResult } from "./support.ts";
-import { bytesText } from "./scaling-scenarios.ts";
+import { bytesText, steadyUs } from "./scaling-scenarios.ts";
 
 type Cell = string;
 
@@ -122,16 +122,6 @@ function payloadTable(s: Section): string {
     ]),
   ) +
     "\n  Redis longest = the longest single command (a script counts as one) in the row: every other client waits that long";
-}
-
-/**
- * Redis µs per job over tenths 2-10 of a drain: the steady cost of a fetch. The first tenth also holds the worker's
- * start, whose first call names every queue once (and, in a weighted order, the few after it that learn which are
- * empty): a cost per start, not per job.
- */
-function steadyUs(r: ChildResult): number | undefined {
-  const w = ((r.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1);
-  return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
 }
 
 function queuesTable(s: Section): string {

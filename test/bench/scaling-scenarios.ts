@@ -246,14 +246,18 @@ export async function queues(ctx: ScalingContext): Promise<Section> {
   return out;
 }
 
+/**
+ * Redis µs per job over tenths 2-10 of a drain (`--windows 10`): the steady cost of a fetch. The first tenth also
+ * holds the worker's start, whose first call names every queue once: a cost per start, not per job.
+ */
+export function steadyUs(r: Record<string, unknown>): number | undefined {
+  const w = ((r.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1);
+  return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
+}
+
 /** Rows of the same label collapsed into the one with the median steady Redis cost; every round's kept on it. */
 function medianRounds(rows: Row[]): Row[] {
-  const steady = (row: Row) => {
-    const w = row.outcome.status === "ok"
-      ? ((row.outcome.result.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1)
-      : [];
-    return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : Infinity;
-  };
+  const steady = (row: Row) => (row.outcome.status === "ok" ? steadyUs(row.outcome.result) : undefined) ?? Infinity;
   const byLabel = new Map<string, Row[]>();
   for (const row of rows) byLabel.set(row.label, [...(byLabel.get(row.label) ?? []), row]);
   return [...byLabel.values()].map((rounds) => {

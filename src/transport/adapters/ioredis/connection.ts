@@ -76,10 +76,11 @@ export async function sendBatch(conn: Redis, commands: readonly Command[], atomi
   }
   const exec = settled[settled.length - 1];
   if (exec.status === "rejected") {
-    // EXECABORT: carry the refusals that caused it (the shape toTransportError reads), else the first failure.
+    // Redis refused the block (EXECABORT): carry the refusals that caused it (the shape toTransportError reads).
+    // A lost connection rejects every command alike: its first error says it.
     const refusals = settled.slice(1, -1).flatMap((s) => (s.status === "rejected" ? [s.reason] : []));
     const first = settled.find((s) => s.status === "rejected") as PromiseRejectedResult;
-    const reason = /^EXECABORT/.test(messageOf(exec.reason)) && refusals.length > 0
+    const reason = refusals.length > 0 && !(exec.reason instanceof TransportError)
       ? Object.assign(exec.reason as Error, { previousErrors: refusals })
       : first.reason;
     throw mapError(reason, conn);
@@ -97,10 +98,6 @@ export async function sendBatch(conn: Redis, commands: readonly Command[], atomi
 interface Corkable {
   cork(): void;
   uncork(): void;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The part of ioredis's internals the lost-reply rule needs. */
