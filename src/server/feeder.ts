@@ -77,7 +77,7 @@ export interface FeederOptions {
  * feeder.start();
  * const unit = feeder.take() ?? await feeder.next();
  * await feeder.begin(unit);
- * await feeder.finish(unit, await processUnit(deps, unit), ms);
+ * feeder.finish(unit, outcome, ms);
  * ```
  */
 export class Feeder {

@@ -13,8 +13,10 @@ import {
   CarriedOutcome,
   type PendingOutcome,
   type ProcessorDeps,
-  processUnit,
+  ReadyUnit,
+  readyUnit,
   type SharedDeps,
+  type UnitOutcome,
   writeUncarried,
 } from "./processor.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
@@ -51,6 +53,12 @@ export type ManagerState = "new" | "running" | "quiet" | "stopped";
  * counts them).
  */
 const WRITES_PER_SLOT = 16;
+
+/** Whether `perform` gave something to wait for (a promise, or any thenable, as `await` would take it). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value instanceof Promise ||
+    (typeof value === "object" && value !== null && typeof (value as PromiseLike<unknown>).then === "function");
+}
 
 /** A slot's units whose outcome is still being written, and its loop waiting for one to be (if it is). */
 interface WritingSlot {
@@ -238,11 +246,31 @@ export class Manager {
       try {
         if (unit.recovered) await feeder.begin(unit);
         // A suspect's outcome and ack are written before the next suspect starts: never carried.
-        const outcome = await processUnit(deps, unit, {
+        let ready = readyUnit(deps, unit, {
           control: feeder.control(unit),
           defer: overlap,
           carry: unit.suspect ? undefined : carry,
+          started,
         });
+        if (ready instanceof Promise) ready = await ready;
+        let outcome: UnitOutcome | PendingOutcome | CarriedOutcome | Promise<UnitOutcome>;
+        if (ready instanceof ReadyUnit) {
+          // Awaited here, in the loop, not in a helper: a job then costs the
+          // promise its `perform` makes and the await on it, no other (each
+          // also runs a hook per promise while AsyncLocalStorage is on).
+          let result: unknown;
+          let error: unknown;
+          let threw = false;
+          try {
+            result = ready.perform();
+            if (isThenable(result)) result = await result;
+          } catch (thrown) {
+            error = thrown;
+            threw = true;
+          }
+          outcome = threw ? ready.threw(error) : ready.returned(result);
+          if (outcome instanceof Promise) outcome = await outcome;
+        } else outcome = ready;
         if (typeof outcome === "string") {
           const finishing = feeder.finish(unit, outcome, performance.now() - started);
           if (finishing) await finishing;

@@ -154,6 +154,8 @@ export interface UnitRun {
    * carries the write) instead of waiting for it.
    */
   readonly carry?: (write: OutcomeWrite) => boolean;
+  /** When its slot took it (`performance.now()`): the job's elapsed time counts from there; default when `perform` starts. */
+  readonly started?: number;
 }
 
 /**
@@ -162,7 +164,7 @@ export interface UnitRun {
  *
  * @example
  * ```ts
- * const outcome = await processUnit(deps, unit, { defer: true, carry: () => true });
+ * const outcome = ready.returned(await ready.perform()); // readyUnit(deps, unit, { defer: true, carry: () => true })
  * if (outcome instanceof CarriedOutcome) feeder.finishCarried(unit, outcome.write, ms);
  * ```
  */
@@ -206,34 +208,36 @@ export interface PendingOutcome {
 }
 
 /**
- * Processes one unit. Resolves to `"ack"` when its outcome is durable,
- * `"requeue"` when hard shutdown (or the job itself) put it back, or
- * `"abandon"` when its outcome could not be written before hard shutdown.
- * With `run.defer`, a job whose outcome is still being written once its
- * `perform` is over resolves to a {@link PendingOutcome} instead.
+ * Reads a unit up to the point where its job can run: the payload parsed,
+ * the job found, the features' receive hooks heard, the arguments checked.
+ * Gives a {@link ReadyUnit}, or the unit's outcome when it ends here (a bad
+ * payload buried, an unknown job, a hook that refused it); a promise only
+ * when a hook or a schema answered with one. The caller then runs
+ * `perform` itself, so a slot awaits `perform`'s own promise and nothing
+ * else: on Node 20 each promise a job makes costs a second time while
+ * AsyncLocalStorage is on (a hook runs per promise), and an `async` wrapper
+ * around the run cost two more per job.
  *
  * @example
  * ```ts
- * const outcome = await processUnit(deps, unit);
- * if (outcome === "ack") fetcher.ack(unit);
+ * let ready = readyUnit(deps, unit, { started: performance.now() });
+ * if (ready instanceof Promise) ready = await ready;
+ * if (ready instanceof ReadyUnit) {
+ *   let result: unknown, error: unknown, threw = false;
+ *   try {
+ *     result = await ready.perform();
+ *   } catch (e) {
+ *     [error, threw] = [e, true];
+ *   }
+ *   const outcome = threw ? await ready.threw(error) : ready.returned(result);
+ * }
  * ```
  */
-export function processUnit(
-  deps: ProcessorDeps,
-  unit: UnitOfWork,
-  run?: UnitRun & { defer?: false },
-): Promise<UnitOutcome>;
-export function processUnit(
+export function readyUnit(
   deps: ProcessorDeps,
   unit: UnitOfWork,
   run: UnitRun,
-): Promise<UnitOutcome | PendingOutcome | CarriedOutcome>;
-export async function processUnit(
-  deps: ProcessorDeps,
-  unit: UnitOfWork,
-  run: UnitRun = {},
-): Promise<UnitOutcome | PendingOutcome | CarriedOutcome> {
-  const control = run.control;
+): ReadyUnit | UnitOutcome | Promise<ReadyUnit | UnitOutcome> {
   let payload: JobPayload;
   try {
     payload = parsePayload(unit.raw);
@@ -241,70 +245,148 @@ export async function processUnit(
     return bury(deps, unit, undefined, error as PayloadError);
   }
   let job = deps.registry.get(payload.class);
-  let input = payload.args;
   // An ActiveJob wrapper: the job is `wrapped`, its arguments ActiveJob's own serialisation.
   const wrapper = !job && deps.activeJob && isActiveJob(payload);
   if (wrapper) job = deps.registry.get(payload.wrapped!);
   if (!job) return unknownJob(deps, unit, payload);
+  if (deps.receivers.length === 0) return checkArgs(deps, unit, run, { job, payload, wrapper, received: undefined });
+  const before = payload.args;
+  const answer = receive(deps, unit, payload, job);
   // The arguments as received: a receive hook's rewrite (decryption) is for
   // this run only, and is undone before the job is written anywhere.
-  let received: unknown[] | undefined;
-  if (deps.receivers.length) {
-    const before = payload.args;
-    const answer = receive(deps, unit, payload, job);
-    const outcome = answer && await answer;
-    if (outcome) return outcome;
-    if (payload.args !== before) received = before;
-    input = payload.args;
-  }
-  if (wrapper) {
+  const go = () =>
+    checkArgs(deps, unit, run, { job, payload, wrapper, received: payload.args !== before ? before : undefined });
+  if (answer === undefined) return go();
+  if (answer instanceof Promise) return answer.then((outcome) => outcome ?? go());
+  return answer;
+}
+
+/** A readable job's arguments, unwrapped (ActiveJob) and checked against its schema. */
+function checkArgs(
+  deps: ProcessorDeps,
+  unit: UnitOfWork,
+  run: UnitRun,
+  read: { job: AnyJob; payload: JobPayload; wrapper: boolean; received: unknown[] | undefined },
+): ReadyUnit | Promise<ReadyUnit | UnitOutcome> {
+  const { job, payload, received } = read;
+  let input = payload.args;
+  if (read.wrapper) {
     try {
       input = activeJobArguments(payload.args[0]);
     } catch (error) {
       return bury(deps, unit, asReceived(payload, received), error as PayloadError);
     }
   }
-  let args: unknown[];
-  try {
-    // Schemas are usually synchronous: skip the await (and its microtask) then.
-    const checked = validateArgs(job, input);
-    args = checked instanceof Promise ? await checked : checked;
-  } catch (error) {
+  const invalid = (error: unknown): Promise<UnitOutcome> => {
     if (error instanceof JobArgsError) return bury(deps, unit, asReceived(payload, received), error);
     throw error;
+  };
+  let checked: unknown[] | Promise<unknown[]>;
+  try {
+    checked = validateArgs(job, input);
+  } catch (error) {
+    return invalid(error);
+  }
+  // Schemas are usually synchronous: no promise (and no microtask) then.
+  if (!(checked instanceof Promise)) return new ReadyUnit(deps, unit, run, { job, payload, args: checked, received });
+  return checked.then((args) => new ReadyUnit(deps, unit, run, { job, payload, args, received }), invalid);
+}
+
+/**
+ * A unit whose job can run (see {@link readyUnit}): `perform()` once, then
+ * `returned` with what it resolved to or `threw` with what it threw. Both
+ * give the unit's outcome: `"ack"` when it is durable, `"requeue"` when hard
+ * shutdown (or the job itself) put it back, `"abandon"` when it could not be
+ * written before hard shutdown; with `run.defer`, a {@link PendingOutcome}
+ * or {@link CarriedOutcome} while its writes are on their way.
+ *
+ * @example
+ * ```ts
+ * const ready = readyUnit(deps, unit, {}) as ReadyUnit;
+ * const outcome = ready.returned(await ready.perform());
+ * ```
+ */
+export class ReadyUnit {
+  readonly #deps: ProcessorDeps;
+  readonly #unit: UnitOfWork;
+  readonly #run: UnitRun;
+  readonly #job: AnyJob;
+  readonly #payload: JobPayload;
+  readonly #args: unknown[];
+  readonly #received: unknown[] | undefined;
+  #ctx: Context | undefined;
+  #started = 0;
+
+  constructor(
+    deps: ProcessorDeps,
+    unit: UnitOfWork,
+    run: UnitRun,
+    job: { job: AnyJob; payload: JobPayload; args: unknown[]; received: unknown[] | undefined },
+  ) {
+    this.#deps = deps;
+    this.#unit = unit;
+    this.#run = run;
+    this.#job = job.job;
+    this.#payload = job.payload;
+    this.#args = job.args;
+    this.#received = job.received;
   }
 
-  const started = performance.now();
-  const ctx = new Context(payload, unit.queue, deps, control);
-  if (deps.jobLogging) ctx.logger.info("start");
-  let result: unknown;
-  try {
+  /**
+   * Runs the server middleware and `perform` (with `currentJob()` set, if
+   * on); gives what `perform` returned (a promise, for an async one) and
+   * throws what it threw at once.
+   */
+  perform(): unknown {
+    const deps = this.#deps;
+    const unit = this.#unit;
+    this.#started = this.#run.started ?? performance.now();
+    const ctx = this.#ctx = new Context(this.#payload, unit.queue, deps, this.#run.control);
+    if (deps.jobLogging) ctx.logger.info("start");
+    const job = this.#job;
+    const args = this.#args;
     const perform = () => job.perform(ctx, ...args);
     const withMiddleware = deps.middleware.length
-      ? () => runServerMiddleware(deps.middleware, { job, payload, queue: unit.queue, tools: deps.tools }, perform)
+      ? () =>
+        runServerMiddleware(
+          deps.middleware,
+          { job, payload: this.#payload, queue: unit.queue, tools: deps.tools },
+          perform,
+        )
       : perform;
-    result = await (deps.currentJob ? runInJob(ctx, withMiddleware) : withMiddleware());
-  } catch (error) {
-    const ending = ended(deps, unit, {
-      job,
-      payload: asReceived(payload, received),
-      ctx,
-      error,
-      ms: performance.now() - started,
-    });
-    return run.defer ? pendingOf(ending) : ending;
+    return deps.currentJob ? runInJob(ctx, withMiddleware) : withMiddleware();
   }
-  deps.stats.processed++;
-  const ms = performance.now() - started;
-  if (deps.jobLogging) ctx.logger.info("done", { elapsed_ms: Math.round(ms) });
-  if (deps.observers.length === 0) return "ack";
-  const outcome: JobOutcome = { kind: "succeeded", queue: unit.queue, payload, ms, result };
-  if (!run.defer) return finish(deps, unit, outcome);
-  const writes = observe(deps, outcome);
-  if (!writes) return "ack";
-  if (writes.length > 1 || !writes[0].coalesce) return pendingOf(writeFeatures(deps, unit, writes));
-  if (run.carry?.(writes[0])) return new CarriedOutcome(writes[0]);
-  return new CoalescedOutcome(deps, unit, writes[0]);
+
+  /** `perform` returned (or resolved to) `result`. */
+  returned(result: unknown): UnitOutcome | PendingOutcome | CarriedOutcome | Promise<UnitOutcome> {
+    const deps = this.#deps;
+    const unit = this.#unit;
+    deps.stats.processed++;
+    // The clock is read only when something reads it: a no-op job is a few µs, and each read a measurable part.
+    const ms = deps.jobLogging || deps.observers.length ? performance.now() - this.#started : 0;
+    if (deps.jobLogging) this.#ctx!.logger.info("done", { elapsed_ms: Math.round(ms) });
+    if (deps.observers.length === 0) return "ack";
+    const outcome: JobOutcome = { kind: "succeeded", queue: unit.queue, payload: this.#payload, ms, result };
+    const run = this.#run;
+    if (!run.defer) return finish(deps, unit, outcome);
+    const writes = observe(deps, outcome);
+    if (!writes) return "ack";
+    if (writes.length > 1 || !writes[0].coalesce) return pendingOf(writeFeatures(deps, unit, writes));
+    if (run.carry?.(writes[0])) return new CarriedOutcome(writes[0]);
+    return new CoalescedOutcome(deps, unit, writes[0]);
+  }
+
+  /** `perform` threw (or rejected with) `error`: a control-flow signal, hard shutdown, or a failure. */
+  threw(error: unknown): Promise<UnitOutcome> | PendingOutcome {
+    const ending = ended(this.#deps, this.#unit, {
+      job: this.#job,
+      payload: asReceived(this.#payload, this.#received),
+      ctx: this.#ctx!,
+      error,
+      ms: performance.now() - this.#started,
+    });
+    return this.#run.defer ? pendingOf(ending) : ending;
+  }
 }
 
 /**
