@@ -24,7 +24,7 @@ import type { Prefetch } from "./prefetch.ts";
 import type { UnitOutcome } from "./settler.ts";
 import { JobControl } from "./job_control.ts";
 import type { OutcomeWrite } from "./worker_feature.ts";
-import { ChurningMap, ChurningSet } from "./churning_map.ts";
+import { ChurningMap } from "./churning_map.ts";
 
 /** A job being worked on, as the heartbeat's work hash shows it. */
 export interface BusyUnit {
@@ -33,6 +33,24 @@ export interface BusyUnit {
   readonly startedAt: number;
   /** Its stop switch and reported progress. */
   readonly control: JobControl;
+}
+
+/** A unit handed out, as the feeder follows it until it is finished: one record, found by the unit, per job. */
+class Busy implements BusyUnit {
+  readonly unit: UnitOfWork;
+  readonly slot: number;
+  readonly startedAt: number = Date.now();
+  readonly control: JobControl;
+  /** Its `perform` is over and only its outcome's writes remain. */
+  writing = false;
+  /** Its job may be back on its queue (put back, or recovered elsewhere): acknowledged with its payload. */
+  mayBeRequeued = false;
+
+  constructor(unit: UnitOfWork, slot: number, control: JobControl) {
+    this.unit = unit;
+    this.slot = slot;
+    this.control = control;
+  }
 }
 
 /** Fetches a capsule keeps on their way at once while it is busy. */
@@ -86,11 +104,8 @@ export class Feeder {
   #buffer: UnitOfWork[] = [];
   #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
   /** Units handed out and not yet finished, by slot (churning with every job: see ChurningMap). */
-  #running = new ChurningMap<number, BusyUnit>();
-  #slots = new ChurningMap<UnitOfWork, number>();
+  #busy = new ChurningMap<UnitOfWork, Busy>();
   #nextSlot = 0;
-  /** Running units whose job may be back on its queue: acknowledged with their payload. */
-  #mayBeRequeued = new Set<UnitOfWork>();
   /** Fetching stopped (quiet): acks go out on their own, one flush at a time. */
   #quiet = false;
   #flushing: Promise<void> | undefined;
@@ -115,7 +130,7 @@ export class Feeder {
   /** Something must reach Redis soon (a lock released at a job's start) even if no fetch is due. */
   #flushWanted = false;
   /** Units whose `perform` is over and only their outcome's writes remain (they hold no slot's time). */
-  #writing = new ChurningSet<UnitOfWork>();
+  #writing = 0;
 
   constructor(options: FeederOptions) {
     this.#options = options;
@@ -123,7 +138,7 @@ export class Feeder {
 
   /** Units handed out and not finished, plus those fetched and waiting. */
   get inHand(): number {
-    return this.#running.size + this.#buffer.length;
+    return this.#busy.size + this.#buffer.length;
   }
 
   /**
@@ -132,24 +147,41 @@ export class Feeder {
    * to fetch, nor as busy.
    */
   ran(unit: UnitOfWork, ms: number): void {
-    if (!this.#slots.has(unit)) return;
-    this.#writing.add(unit);
+    const busy = this.#busy.get(unit);
+    if (!busy) return;
+    if (!busy.writing) {
+      busy.writing = true;
+      this.#writing++;
+    }
     // What a job holds a slot for is its perform: its writes' wait would make jobs look slow and shrink the prefetch.
     this.#options.prefetch.job(ms);
     // Room to fetch into, but no news of the queues: after a fetch that found them empty, no fetch for this alone.
     this.#signal();
   }
 
+  /** How many units are handed out and not finished (those whose writes remain too). */
+  get runningCount(): number {
+    return this.#busy.size;
+  }
+
   /** The units handed out and not finished, by slot (those whose writes remain too). */
   get running(): ReadonlyMap<number, BusyUnit> {
-    return this.#running;
+    return this.#bySlot(false);
   }
 
   /** The units whose `perform` is running now, by slot: what a heartbeat reports as busy. */
   get performing(): ReadonlyMap<number, BusyUnit> {
-    if (this.#writing.size === 0) return this.#running;
+    return this.#bySlot(true);
+  }
+
+  /** Whether `unit` is handed out and not finished. */
+  holds(unit: UnitOfWork): boolean {
+    return this.#busy.has(unit);
+  }
+
+  #bySlot(performingOnly: boolean): Map<number, BusyUnit> {
     const out = new Map<number, BusyUnit>();
-    for (const [slot, busy] of this.#running) if (!this.#writing.has(busy.unit)) out.set(slot, busy);
+    for (const busy of this.#busy.values()) if (!(performingOnly && busy.writing)) out.set(busy.slot, busy);
     return out;
   }
 
@@ -160,8 +192,7 @@ export class Feeder {
 
   /** The control of a unit handed out and not yet finished. */
   control(unit: UnitOfWork): JobControl | undefined {
-    const slot = this.#slots.get(unit);
-    return slot === undefined ? undefined : this.#running.get(slot)?.control;
+    return this.#busy.get(unit)?.control;
   }
 
   /** Starts the fetch loop. */
@@ -213,7 +244,7 @@ export class Feeder {
     let writing: Promise<unknown> | undefined;
     try {
       if (outcome === "ack") {
-        this.#options.fetcher.ack(unit, this.#mayBeRequeued.has(unit));
+        this.#options.fetcher.ack(unit, this.#busy.get(unit)?.mayBeRequeued ?? false);
         // Its ack is written before the next suspect starts: were that one
         // the pill, this one would otherwise die held and counted with it.
         if (unit.suspect) writing = this.#safely(() => this.#options.fetcher.flush(), "flush a suspect's ack");
@@ -241,7 +272,7 @@ export class Feeder {
    */
   finishCarried(unit: UnitOfWork, write: OutcomeWrite, ms: number): void {
     try {
-      this.#options.fetcher.carry!(unit, { write, mayBeRequeued: this.#mayBeRequeued.has(unit) });
+      this.#options.fetcher.carry!(unit, { write, mayBeRequeued: this.#busy.get(unit)?.mayBeRequeued ?? false });
       // After quiet no fetch carries anything: send it on its own.
       if (this.#quiet) this.#flushSoon();
     } finally {
@@ -251,15 +282,13 @@ export class Feeder {
 
   /** A finished unit leaves its slot. */
   #release(unit: UnitOfWork, ms: number): undefined {
-    if (!this.#writing.has(unit)) this.#options.prefetch.job(ms);
-    const slot = this.#slots.get(unit);
-    if (slot !== undefined) {
-      this.#running.get(slot)?.control.dispose();
-      this.#running.delete(slot);
+    const busy = this.#busy.get(unit);
+    if (!busy?.writing) this.#options.prefetch.job(ms);
+    if (busy) {
+      busy.control.dispose();
+      this.#busy.delete(unit);
+      if (busy.writing) this.#writing--;
     }
-    this.#slots.delete(unit);
-    this.#writing.delete(unit);
-    this.#mayBeRequeued.delete(unit);
     if (unit.suspect) {
       this.#suspectActive = false;
       this.#dispatch();
@@ -276,9 +305,10 @@ export class Feeder {
    * between "put back" and "exit" ran twice). Resolves to how many went back.
    */
   async requeueRunning(): Promise<number> {
-    const units = [...this.#running.values()].map((b) => b.unit);
-    if (units.length === 0) return 0;
-    for (const u of units) this.#mayBeRequeued.add(u);
+    const busy = [...this.#busy.values()];
+    if (busy.length === 0) return 0;
+    for (const b of busy) b.mayBeRequeued = true;
+    const units = busy.map((b) => b.unit);
     return await this.#options.fetcher.requeue(units);
   }
 
@@ -355,9 +385,7 @@ export class Feeder {
   }
 
   #handOut(unit: UnitOfWork): void {
-    const slot = this.#nextSlot++;
-    this.#running.set(slot, { unit, startedAt: Date.now(), control: new JobControl(this.#stopping.signal) });
-    this.#slots.set(unit, slot);
+    this.#busy.set(unit, new Busy(unit, this.#nextSlot++, new JobControl(this.#stopping.signal)));
     if (unit.suspect) this.#suspectActive = true;
     this.#options.fetcher.started(unit);
   }
@@ -404,7 +432,7 @@ export class Feeder {
       // Units only writing their outcome leave room, up to one slot's worth each: what is in hand stays bounded
       // by twice the concurrency plus the prefetch.
       const free = this.#options.concurrency + this.#options.prefetch.size - this.inHand +
-        Math.min(this.#writing.size, this.#options.concurrency) - this.#requested;
+        Math.min(this.#writing, this.#options.concurrency) - this.#requested;
       if (this.#flushWanted && this.#launched.size === 0) {
         // Carried by a fetch (taking what is free, often nothing) so it costs one round trip either way.
         this.#flushWanted = false;
@@ -480,7 +508,7 @@ export class Feeder {
         // queues, and so are the jobs running now: each is acknowledged with
         // its payload, which takes the copy back if it has not started elsewhere.
         this.#buffer.length = 0;
-        for (const busy of this.#running.values()) this.#mayBeRequeued.add(busy.unit);
+        for (const busy of this.#busy.values()) busy.mayBeRequeued = true;
         this.#options.onRecovered();
       }
       if (take.units.length > 0 || !block) {

@@ -175,7 +175,7 @@ export class Manager {
     if (!(await this.#idleWithin(timeoutMs))) {
       this.#options.logger.warn("hard shutdown: aborting jobs still running", {
         capsule: this.name,
-        busy: this.#options.feeder.running.size,
+        busy: this.#options.feeder.runningCount,
       });
       this.#abort.abort(new DOMException("edgekiq is shutting down", "AbortError"));
       if (!(await this.#idleWithin(graceMs))) {
@@ -211,14 +211,14 @@ export class Manager {
    */
   #idleWithin(ms: number): Promise<boolean> {
     const feeder = this.#options.feeder;
-    if (feeder.running.size === 0) return Promise.resolve(true);
+    if (feeder.runningCount === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(false);
       }, ms);
       const check = () => {
-        if (feeder.running.size > 0) return;
+        if (feeder.runningCount > 0) return;
         clearTimeout(timer);
         this.#settled = this.#settled.filter((f) => f !== check);
         resolve(true);
@@ -330,7 +330,7 @@ export class Manager {
   async #failed(unit: UnitOfWork, error: unknown, started: number): Promise<void> {
     const feeder = this.#options.feeder;
     this.#options.onError(error, { context: "processor", capsule: this.name, queue: unit.queue });
-    if (feeder.running.size && [...feeder.running.values()].some((b) => b.unit === unit)) {
+    if (feeder.holds(unit)) {
       try {
         await feeder.finish(unit, "abandon", performance.now() - started);
       } catch { /* it stays held: recovery gives it back */ }
