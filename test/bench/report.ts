@@ -91,6 +91,17 @@ function peer(section: Section, family: "bullmq" | "sidekiq", concurrency?: numb
 }
 
 /** Formats one section as a text table. */
+/**
+ * Jobs/s over tenths 2-10 of a drain: the rate once the worker has started and its JIT has warmed up (a 50,000-job
+ * drain lasts a third of a second for edgekiq, so the whole drain's rate is partly its start). Every system alike.
+ */
+export function steadyRate(r: ChildResult): number | undefined {
+  const w = ((r.windows as Array<{ jobsPerSec: number }> | undefined) ?? []).slice(1);
+  if (w.length === 0) return undefined;
+  // The tenths are equal in jobs: the rate over them is the harmonic mean of theirs.
+  return w.length / w.reduce((sum, x) => sum + 1 / x.jobsPerSec, 0);
+}
+
 export function formatSection(section: Section): string {
   const out: string[] = [`== ${section.title} ==`];
   if (section.metric === "fleet" || section.metric === "instructions") {
@@ -119,6 +130,7 @@ export function formatSection(section: Section): string {
     return out.join("\n");
   }
   const baseline = section.rows.find((r) => r.family === "baseline");
+  const drain = section.id.startsWith("drain-");
   const rows = section.rows.map((row) => {
     const r = ok(row);
     if (!r) return [row.label, status(row)!];
@@ -129,10 +141,19 @@ export function formatSection(section: Section): string {
     const vs = section.id === "promote"
       ? [isEdge ? ratio(r.jobsPerSec, base?.jobsPerSec) : "", ""]
       : [isEdge ? ratio(r.jobsPerSec, bull?.jobsPerSec) : "", isEdge ? ratio(r.jobsPerSec, side?.jobsPerSec) : ""];
+    // A drain's steady rate beside the whole drain's (see steadyRate), for every system.
+    const steady = drain
+      ? [
+        num(steadyRate(r)),
+        isEdge ? ratio(steadyRate(r), steadyRate(bull ?? {})) : "",
+        isEdge ? ratio(steadyRate(r), steadyRate(side ?? {})) : "",
+      ]
+      : [];
     return [
       row.label,
       num(r.jobsPerSec),
       ...vs,
+      ...steady,
       section.id === "io" ? (r.pctIdeal == null ? "-" : `${num(r.pctIdeal, 1)}%`) : num(r.rssMB, 1),
       r.roundTripsPerJob == null ? "-" : num(r.roundTripsPerJob, 3),
       r.serverCommandsPerJob == null ? "-" : num(r.serverCommandsPerJob, 2),
@@ -141,7 +162,11 @@ export function formatSection(section: Section): string {
   });
   const vsHeader = section.id === "promote" ? ["vs one-per-call", ""] : ["e/BullMQ", "e/Sidekiq"];
   const fifth = section.id === "io" ? "% ideal" : "RSS MB";
-  out.push(table(["system", "jobs/s", ...vsHeader, fifth, "RT/job", "srv cmds/job", "seconds"], rows));
+  const steadyHeader = drain ? ["steady jobs/s", "steady e/BullMQ", "steady e/Sidekiq"] : [];
+  out.push(table(["system", "jobs/s", ...vsHeader, ...steadyHeader, fifth, "RT/job", "srv cmds/job", "seconds"], rows));
+  if (drain) {
+    out.push("  steady = tenths 2-10 of the drain (the first holds the worker's start and its JIT warming up)");
+  }
   out.push(...footnotes(section));
   return out.join("\n");
 }

@@ -3,7 +3,18 @@
  * ratios where a peer ran the same params), and `bench/scaling.svg`, small
  * line charts of each curve a reader takes in at a glance.
  */
-import { colors, escapeXml, formatSection, num, ok, type Row, type Section, status, table } from "./report.ts";
+import {
+  colors,
+  escapeXml,
+  formatSection,
+  num,
+  ok,
+  type Row,
+  type Section,
+  status,
+  steadyRate,
+  table,
+} from "./report.ts";
 import type { ChildResult } from "./support.ts";
 import { bytesText, steadyUs } from "./scaling-scenarios.ts";
 
@@ -37,17 +48,6 @@ function vsPeers(section: Section, row: Row, pick: (r: ChildResult) => unknown):
     const peer = peerOf(section, row, f);
     return peer ? ratio(mine, pick(peer)) : "";
   });
-}
-
-/**
- * Jobs/s over tenths 2-10 of a drain: the rate once the worker has started and its JIT has warmed up (a 50,000-job
- * drain lasts a third of a second for edgekiq, so the whole drain's rate is partly its start). Every system alike.
- */
-function steadyRate(r: ChildResult): number | undefined {
-  const w = ((r.windows as Array<{ jobsPerSec: number }> | undefined) ?? []).slice(1);
-  if (w.length === 0) return undefined;
-  // The tenths are equal in jobs: the rate over them is the harmonic mean of theirs.
-  return w.length / w.reduce((sum, x) => sum + 1 / x.jobsPerSec, 0);
 }
 
 function concurrencyTable(s: Section): string {

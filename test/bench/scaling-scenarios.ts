@@ -12,6 +12,7 @@ import {
   bullmqRow,
   type Context,
   edgekiqRow,
+  medianRounds,
   NODE,
   type Planned,
   runRows,
@@ -236,7 +237,7 @@ export async function queues(ctx: ScalingContext): Promise<Section> {
       ),
   ).flat();
   await runRows(ctx, out, ours, timeoutMs(queueJobs, 200));
-  out.rows = medianRounds(out.rows);
+  out.rows = medianRounds(out.rows, steadyUs, "roundsSteadyRedisUs");
   await runRows(
     ctx,
     out,
@@ -253,21 +254,6 @@ export async function queues(ctx: ScalingContext): Promise<Section> {
 export function steadyUs(r: Record<string, unknown>): number | undefined {
   const w = ((r.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1);
   return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
-}
-
-/** Rows of the same label collapsed into the one with the median steady Redis cost; every round's kept on it. */
-function medianRounds(rows: Row[]): Row[] {
-  const steady = (row: Row) => (row.outcome.status === "ok" ? steadyUs(row.outcome.result) : undefined) ?? Infinity;
-  const byLabel = new Map<string, Row[]>();
-  for (const row of rows) byLabel.set(row.label, [...(byLabel.get(row.label) ?? []), row]);
-  return [...byLabel.values()].map((rounds) => {
-    const sorted = [...rounds].sort((a, b) => steady(a) - steady(b));
-    const median = sorted[Math.floor((sorted.length - 1) / 2)];
-    if (median.outcome.status === "ok") {
-      median.outcome.result.roundsSteadyRedisUs = rounds.map((r) => Math.round(steady(r) * 100) / 100);
-    }
-    return median;
-  });
 }
 
 /** (5) A large queued backlog: Redis memory per job, and the drain's rate and Redis cost at its start and end. */

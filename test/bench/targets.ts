@@ -3,7 +3,7 @@
  * The reference edgekiq row is Node with ioredis and reliable fetch unless a
  * target says otherwise. A target whose rows did not run is "n/a".
  */
-import { ok, type Row, type Section, type TargetCheck } from "./report.ts";
+import { ok, type Row, type Section, steadyRate, type TargetCheck } from "./report.ts";
 
 const fmt = (n: number | null | undefined, digits = 0) =>
   typeof n === "number" && Number.isFinite(n)
@@ -53,6 +53,25 @@ export function checkTargets(sections: Section[]): TargetCheck[] {
         ),
       );
     }
+  }
+  // Issue 32: the worker's own CPU per job, judged on the steady rate (tenths 2-10 of the drain, every system alike):
+  // a 100,000-job drain lasts under half a second for edgekiq, and its first tenth is the process starting and V8
+  // compiling, which a long-running worker pays once.
+  const steadyE = ok(find(sections, "drain-c10", edge("node/ioredis", "reliable")));
+  for (const [peer, label, goal] of [["bullmq", "BullMQ", 10], ["sidekiq", "Sidekiq", 12]] as const) {
+    const p = ok(find(sections, "drain-c10", family(peer)));
+    const e = steadyE ? steadyRate(steadyE) : undefined;
+    const q = p ? steadyRate(p) : undefined;
+    const r = e && q ? e / q : undefined;
+    out.push(
+      check(
+        `steady no-op drain vs ${label} (c10)`,
+        `>= ${goal}x`,
+        r,
+        goal,
+        `${fmt(r, 2)}x (${fmt(e)} vs ${fmt(q)} jobs/s)`,
+      ),
+    );
   }
 
   const pushE = ok(find(sections, "push", edge("node/ioredis")));
