@@ -37,19 +37,24 @@ export interface BusyUnit {
 
 /** A unit handed out, as the feeder follows it until it is finished: one record, found by the unit, per job. */
 class Busy implements BusyUnit {
-  readonly unit: UnitOfWork;
-  readonly slot: number;
-  readonly startedAt: number = Date.now();
-  readonly control: JobControl;
+  // Declared, not defined: assigned once in the constructor (a class field would be defined first, then assigned;
+  // this record is made for every job).
+  declare readonly unit: UnitOfWork;
+  declare readonly slot: number;
+  declare readonly startedAt: number;
+  declare readonly control: JobControl;
   /** Its `perform` is over and only its outcome's writes remain. */
-  writing = false;
+  declare writing: boolean;
   /** Its job may be back on its queue (put back, or recovered elsewhere): acknowledged with its payload. */
-  mayBeRequeued = false;
+  declare mayBeRequeued: boolean;
 
   constructor(unit: UnitOfWork, slot: number, control: JobControl) {
     this.unit = unit;
     this.slot = slot;
+    this.startedAt = Date.now();
     this.control = control;
+    this.writing = false;
+    this.mayBeRequeued = false;
   }
 }
 
