@@ -48,6 +48,15 @@ const PRELUDE_JOBS = 8000;
 const PRELUDE_MIN_RATE = 2000;
 
 /**
+ * Seconds of each point's load not counted, every system alike. One was too
+ * few at edgekiq's 10% point (17,600 jobs/s, 2026-11-29): its per-batch
+ * path runs once per dozen jobs and was still being compiled, and the
+ * samples over the p99 came in clusters, most in the first 1.3 s counted
+ * (p99 2.18 ms over seconds 1-6, 1.22 over seconds 3-6 of the same run).
+ */
+const WARMUP_SECONDS = 2;
+
+/**
  * One open-loop point: a worker process waits, idle; a producer process
  * pushes `rate` jobs a second for `seconds` (after a prelude at a low rate);
  * the worker reports push-to-start percentiles once every job has started.
@@ -72,7 +81,8 @@ async function openLoopPoint(url: string, sys: LatencySystem, rate: number, seco
       sys.command,
       [
         ...common,
-        ...["--role", "producer", "--rate", String(rate), "--seconds", String(seconds), "--warmup-seconds", "1"],
+        ...["--role", "producer", "--rate", String(rate), "--seconds", String(seconds)],
+        ...["--warmup-seconds", String(WARMUP_SECONDS)],
         ...["--prelude-jobs", String(prelude), "--prelude-rate", String(preludeRate)],
       ],
       {},
@@ -110,7 +120,7 @@ export async function latency(ctx: ScalingContext): Promise<Section> {
     id: "scaling-latency",
     title: `push-to-start latency, c=10, open-loop producer in its own process: idle (${ctx.s.idleRate} jobs/s), ` +
       `${fmtCount(ctx.s.fixedRate)} jobs/s, and 10/50/90% of each system's no-op c=10 drain rate; ${seconds} s per ` +
-      `point, the first not counted (below ${fmtCount(PRELUDE_JOBS)}/s after ${
+      `point, the first ${WARMUP_SECONDS} not counted (below ${fmtCount(PRELUDE_JOBS)}/s after ${
         fmtCount(PRELUDE_JOBS)
       } uncounted jobs, at ${
         fmtCount(PRELUDE_MIN_RATE)

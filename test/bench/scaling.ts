@@ -96,7 +96,7 @@ export function scalingOptions(flag: (name: string) => string | undefined, quick
     scheduled: count("scheduled", 1_000_000, 100_000, 1),
     due: count("due", 20_000, 5_000, 1),
     retries: count("retries", 1_000_000, 50_000, 100),
-    latencySeconds: count("latency-seconds", 6, 3, 2, 600),
+    latencySeconds: count("latency-seconds", 6, 3, 3, 600),
     latencyRounds: count("latency-rounds", 3, 1, 1, 100),
     idleRate: count("idle-rate", 200, 100, 1, 100_000),
     fixedRate: count("fixed-rate", 2000, 1000, 1, 10_000_000),

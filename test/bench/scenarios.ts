@@ -200,7 +200,7 @@ export async function drain(ctx: Context, concurrency: number): Promise<Section>
   const section: Section = {
     id: `drain-c${concurrency}`,
     title: `drain ${ctx.jobs.toLocaleString("en-US")} no-op jobs, concurrency ${concurrency}` +
-      (rounds > 1 ? `; BullMQ, Sidekiq and edgekiq node/ioredis reliable: the median of ${rounds} rounds` : ""),
+      (rounds > 1 ? ` (the peers and node/ioredis reliable: median of ${rounds})` : ""),
     metric: "jobsPerSec",
     rows: [],
   };
