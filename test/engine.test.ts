@@ -35,6 +35,23 @@ eachTarget("engine", (t) => {
     assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i));
   });
 
+  it("yields between synchronous jobs, so the rest of the process (the feeder's fetch ahead) runs between them", async () => {
+    const log: string[] = [];
+    const Sync = defineJob({
+      name: "Sync",
+      perform(_ctx, n: number) {
+        log.push(`job ${n}`);
+        queueMicrotask(() => log.push(`after ${n}`));
+      },
+    });
+    await createClient({ transport: t.redis }).pushBulk(Sync, [[1], [2], [3]]);
+    t.worker = testWorker(t.redis, { jobs: [Sync], concurrency: 1 });
+    await t.worker.run();
+    await waitFor(() => log.length === 6, "3 jobs and their microtasks");
+    // A slot that ran its buffered jobs back to back without a turn in between starved the feeder's loop.
+    assert.deepEqual(log, ["job 1", "after 1", "job 2", "after 2", "job 3", "after 3"]);
+  });
+
   it("never runs more than `concurrency` jobs at once, and passes ctx", async () => {
     let running = 0, peak = 0, done = 0;
     const ctxs: Array<{ jid: string; queue: string; retryCount: number; aborted: boolean }> = [];

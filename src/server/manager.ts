@@ -54,12 +54,6 @@ export type ManagerState = "new" | "running" | "quiet" | "stopped";
  */
 const WRITES_PER_SLOT = 16;
 
-/** Whether `perform` gave something to wait for (a promise, or any thenable, as `await` would take it). */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value instanceof Promise ||
-    (typeof value === "object" && value !== null && typeof (value as PromiseLike<unknown>).then === "function");
-}
-
 /** A slot's units whose outcome is still being written, and its loop waiting for one to be (if it is). */
 interface WritingSlot {
   count: number;
@@ -262,8 +256,10 @@ export class Manager {
           let error: unknown;
           let threw = false;
           try {
-            result = ready.perform();
-            if (isThenable(result)) result = await result;
+            // Awaited even when `perform` is synchronous: the turn it yields lets the feeder's loop run (its fetch
+            // ahead), which a slot running buffered jobs back to back would otherwise starve (flows of synchronous
+            // children ran 17% slower without it).
+            result = await ready.perform();
           } catch (thrown) {
             error = thrown;
             threw = true;
