@@ -108,7 +108,7 @@ export class Feeder {
   #fetching = false;
   #buffer: UnitOfWork[] = [];
   #waiting: Array<(unit: UnitOfWork | undefined) => void> = [];
-  /** Units handed out and not yet finished, by slot (churning with every job: see ChurningMap). */
+  /** Units handed out and not yet finished, each with its record (churning with every job: see ChurningMap). */
   #busy = new ChurningMap<UnitOfWork, Busy>();
   #nextSlot = 0;
   /** Fetching stopped (quiet): acks go out on their own, one flush at a time. */

@@ -224,7 +224,7 @@ function latencyTable(s: Section): string {
     ]),
   ) +
     "\n  push lag = how late the producer's pushes were against its schedule (high: the machine could not keep the load);" +
-    "\n  worker µs/job = the worker's CPU over the whole point per job (its warm-up second included);" +
+    "\n  worker µs/job = the worker's CPU over the whole point per job (its uncounted seconds included);" +
     "\n  worker RT/job = socket reads Redis handled, less the producer's pushes, per job: about the worker's round trips";
 }
 
