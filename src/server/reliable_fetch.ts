@@ -37,9 +37,10 @@ import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
 import { pausedWait } from "./pause_wait.ts";
 import { QueueStates } from "./queue_states.ts";
 import { EmptyQueues } from "./empty_queues.ts";
+import { MAX_COALESCED } from "./settler.ts";
 
-/** Most carried writes in one call (as many as the settler coalesces: a bound on one script's KEYS and time). */
-const MAX_CARRIED = 500;
+/** Most carried writes in one call: as many as the settler coalesces (a bound on one script's KEYS and time). */
+const MAX_CARRIED = MAX_COALESCED;
 
 /** A finished job and its outcome write, waiting for a call. */
 interface Carried {

@@ -57,8 +57,11 @@ export interface SettlerOptions {
 /** Longest pause between attempts to write an outcome, ms. */
 const MAX_WRITE_BACKOFF_MS = 5000;
 
-/** Most coalesced writes in one call (a bound on one script's KEYS and running time). */
-const MAX_COALESCED = 500;
+/**
+ * Most coalesced writes in one call (a bound on one script's KEYS and running time); the reliable fetch carries as many
+ * in one of its calls.
+ */
+export const MAX_COALESCED = 500;
 
 /** Coalesced writes of one script waiting for the call on its way to return. */
 interface Lane {
