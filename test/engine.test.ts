@@ -1,7 +1,18 @@
 import { beforeEach, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { createClient, currentJob, defineJob, Discard, Interrupt, type JobPayload, type Transport } from "../mod.ts";
+import {
+  createClient,
+  currentJob,
+  defineJob,
+  Discard,
+  type Feature,
+  Interrupt,
+  type JobPayload,
+  type Logger,
+  silentLogger,
+  type Transport,
+} from "../mod.ts";
 import { Metrics } from "../src/features/metrics/metrics.ts";
 import { keysFor } from "../src/keys.ts";
 import { waitFor } from "./support/matrix.ts";
@@ -50,6 +61,67 @@ eachTarget("engine", (t) => {
     await waitFor(() => log.length === 6, "3 jobs and their microtasks");
     // A slot that ran its buffered jobs back to back without a turn in between starved the feeder's loop.
     assert.deepEqual(log, ["job 1", "after 1", "job 2", "after 2", "job 3", "after 3"]);
+  });
+
+  it("gives the loop a turn after a job a receive hook ended at once, as after a job that ran", async () => {
+    const log: string[] = [];
+    const expire: Feature = {
+      name: "expire",
+      receive(payload) {
+        log.push(`job ${payload.args[0]}`);
+        queueMicrotask(() => log.push(`after ${payload.args[0]}`));
+        throw new Discard("expired");
+      },
+    };
+    const Late = defineJob({ name: "Late", perform(_ctx, _n: number) {} });
+    await createClient({ transport: t.redis }).pushBulk(Late, [[1], [2], [3]]);
+    t.worker = testWorker(t.redis, { jobs: [Late], concurrency: 1, features: [expire] });
+    await t.worker.run();
+    await waitFor(() => log.length === 6, "3 jobs and their microtasks");
+    assert.deepEqual(log, ["job 1", "after 1", "job 2", "after 2", "job 3", "after 3"]);
+  });
+
+  it("times a job from its perform, not from what came before it (a receive hook's wait)", async () => {
+    const times: number[] = [];
+    const slowGate: Feature = {
+      name: "slow-gate",
+      receive: () => new Promise((resolve) => setTimeout(resolve, 80)),
+      observe: (o) => void times.push(o.ms),
+    };
+    const Quick = defineJob({ name: "Quick", perform() {} });
+    const Fails = defineJob({ name: "Fails", retry: 1, perform: () => Promise.reject(new Error("no")) });
+    const client = createClient({ transport: t.redis });
+    await client.push(Quick, []);
+    await client.push(Fails, []);
+    t.worker = testWorker(t.redis, { jobs: [Quick, Fails], features: [slowGate] });
+    await t.worker.run();
+    await waitFor(() => times.length === 2, "both outcomes observed");
+    assert.ok(times.every((ms) => ms < 60), `perform's own time, not the hook's 80 ms wait: ${times.join(", ")}`);
+  });
+
+  it("a logger that throws at a job's start is the engine's error: the job is neither failed nor retried", async () => {
+    const errors: Array<Record<string, unknown>> = [];
+    const throwing: Logger = {
+      ...silentLogger,
+      info(message) {
+        if (message === "start") throw new Error("log sink down");
+      },
+      child: () => throwing,
+    };
+    let ran = 0;
+    const Never = defineJob({ name: "Never", perform: () => void ran++ });
+    await createClient({ transport: t.redis }).push(Never, []);
+    t.worker = testWorker(t.redis, {
+      jobs: [Never],
+      logger: throwing,
+      jobLogging: true,
+      onError: (_error, context) => void errors.push(context),
+    });
+    await t.worker.run();
+    await waitFor(() => errors.some((c) => c.context === "processor"), "the engine's error reported");
+    assert.equal(ran, 0, "perform never ran");
+    assert.equal(await t.redis.call("ZCARD", key("retry")), 0, "no retry entry for a job that never ran");
+    assert.equal(await held(t.worker.identity), 1, "it stays held, for the release at stop or recovery to give back");
   });
 
   it("never runs more than `concurrency` jobs at once, and passes ctx", async () => {

@@ -154,8 +154,6 @@ export interface UnitRun {
    * carries the write) instead of waiting for it.
    */
   readonly carry?: (write: OutcomeWrite) => boolean;
-  /** When its slot took it (`performance.now()`): the job's elapsed time counts from there; default when `perform` starts. */
-  readonly started?: number;
 }
 
 /**
@@ -220,9 +218,10 @@ export interface PendingOutcome {
  *
  * @example
  * ```ts
- * let ready = readyUnit(deps, unit, { started: performance.now() });
- * if (ready instanceof Promise) ready = await ready;
+ * let ready = readyUnit(deps, unit, {});
+ * if (!(ready instanceof ReadyUnit)) ready = await ready;
  * if (ready instanceof ReadyUnit) {
+ *   ready.start();
  *   let result: unknown, error: unknown, threw = false;
  *   try {
  *     result = await ready.perform();
@@ -293,8 +292,9 @@ function checkArgs(
 }
 
 /**
- * A unit whose job can run (see {@link readyUnit}): `perform()` once, then
- * `returned` with what it resolved to or `threw` with what it threw. Both
+ * A unit whose job can run (see {@link readyUnit}): `start()`, `perform()`
+ * once, then `returned` with what it resolved to or `threw` with what it
+ * threw. Both
  * give the unit's outcome: `"ack"` when it is durable, `"requeue"` when hard
  * shutdown (or the job itself) put it back, `"abandon"` when it could not be
  * written before hard shutdown; with `run.defer`, a {@link PendingOutcome}
@@ -303,6 +303,7 @@ function checkArgs(
  * @example
  * ```ts
  * const ready = readyUnit(deps, unit, {}) as ReadyUnit;
+ * ready.start();
  * const outcome = ready.returned(await ready.perform());
  * ```
  */
@@ -333,16 +334,26 @@ export class ReadyUnit {
   }
 
   /**
+   * Makes the job's context and logs its start: before `perform`, outside
+   * what the job is held to (a logger that throws here is the engine's
+   * error, not the job's failure).
+   */
+  start(): void {
+    const ctx = this.#ctx = new Context(this.#payload, this.#unit.queue, this.#deps, this.#run.control);
+    if (this.#deps.jobLogging) ctx.logger.info("start");
+    // Its own clock: `perform` with its middleware, not what came before it (a receive hook's wait, a recovered
+    // job's start written).
+    this.#started = performance.now();
+  }
+
+  /**
    * Runs the server middleware and `perform` (with `currentJob()` set, if
    * on); gives what `perform` returned (a promise, for an async one) and
-   * throws what it threw at once.
+   * throws what it threw at once. After {@link ReadyUnit.start}.
    */
   perform(): unknown {
     const deps = this.#deps;
-    const unit = this.#unit;
-    this.#started = this.#run.started ?? performance.now();
-    const ctx = this.#ctx = new Context(this.#payload, unit.queue, deps, this.#run.control);
-    if (deps.jobLogging) ctx.logger.info("start");
+    const ctx = this.#ctx!;
     const job = this.#job;
     const args = this.#args;
     const perform = () => job.perform(ctx, ...args);
@@ -350,7 +361,7 @@ export class ReadyUnit {
       ? () =>
         runServerMiddleware(
           deps.middleware,
-          { job, payload: this.#payload, queue: unit.queue, tools: deps.tools },
+          { job, payload: this.#payload, queue: this.#unit.queue, tools: deps.tools },
           perform,
         )
       : perform;
