@@ -2,6 +2,7 @@ import { beforeEach, it } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import {
+  type AnyJob,
   createClient,
   currentJob,
   defineJob,
@@ -46,21 +47,23 @@ eachTarget("engine", (t) => {
     assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i));
   });
 
-  it("yields between synchronous jobs, so the rest of the process (the feeder's fetch ahead) runs between them", async () => {
-    const log: string[] = [];
-    const Sync = defineJob({
-      name: "Sync",
-      perform(_ctx, n: number) {
-        log.push(`job ${n}`);
-        queueMicrotask(() => log.push(`after ${n}`));
-      },
-    });
-    await createClient({ transport: t.redis }).pushBulk(Sync, [[1], [2], [3]]);
-    t.worker = testWorker(t.redis, { jobs: [Sync], concurrency: 1 });
+  // Jobs 1, 2 and 3 each queue a microtask as they are handled: it must run before the next job starts. A slot that
+  // handled its buffered jobs back to back, without a turn between them, starved the feeder's loop (its fetch ahead).
+  const turnsBetween = async (job: AnyJob, log: string[], features: Feature[] = []) => {
+    await createClient({ transport: t.redis }).pushBulk(job, [[1], [2], [3]]);
+    t.worker = testWorker(t.redis, { jobs: [job], concurrency: 1, features });
     await t.worker.run();
     await waitFor(() => log.length === 6, "3 jobs and their microtasks");
-    // A slot that ran its buffered jobs back to back without a turn in between starved the feeder's loop.
     assert.deepEqual(log, ["job 1", "after 1", "job 2", "after 2", "job 3", "after 3"]);
+  };
+  const handled = (log: string[], n: unknown) => {
+    log.push(`job ${n}`);
+    queueMicrotask(() => log.push(`after ${n}`));
+  };
+
+  it("yields between synchronous jobs, so the rest of the process (the feeder's fetch ahead) runs between them", async () => {
+    const log: string[] = [];
+    await turnsBetween(defineJob({ name: "Sync", perform: (_ctx, n: number) => handled(log, n) }), log);
   });
 
   it("gives the loop a turn after a job a receive hook ended at once, as after a job that ran", async () => {
@@ -68,17 +71,11 @@ eachTarget("engine", (t) => {
     const expire: Feature = {
       name: "expire",
       receive(payload) {
-        log.push(`job ${payload.args[0]}`);
-        queueMicrotask(() => log.push(`after ${payload.args[0]}`));
+        handled(log, payload.args[0]);
         throw new Discard("expired");
       },
     };
-    const Late = defineJob({ name: "Late", perform(_ctx, _n: number) {} });
-    await createClient({ transport: t.redis }).pushBulk(Late, [[1], [2], [3]]);
-    t.worker = testWorker(t.redis, { jobs: [Late], concurrency: 1, features: [expire] });
-    await t.worker.run();
-    await waitFor(() => log.length === 6, "3 jobs and their microtasks");
-    assert.deepEqual(log, ["job 1", "after 1", "job 2", "after 2", "job 3", "after 3"]);
+    await turnsBetween(defineJob({ name: "Late", perform(_ctx, _n: number) {} }), log, [expire]);
   });
 
   it("times a job from its perform, not from what came before it (a receive hook's wait)", async () => {

@@ -294,8 +294,7 @@ function checkArgs(
 /**
  * A unit whose job can run (see {@link readyUnit}): `start()`, `perform()`
  * once, then `returned` with what it resolved to or `threw` with what it
- * threw. Both
- * give the unit's outcome: `"ack"` when it is durable, `"requeue"` when hard
+ * threw. Both give the unit's outcome: `"ack"` when it is durable, `"requeue"` when hard
  * shutdown (or the job itself) put it back, `"abandon"` when it could not be
  * written before hard shutdown; with `run.defer`, a {@link PendingOutcome}
  * or {@link CarriedOutcome} while its writes are on their way.

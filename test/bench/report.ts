@@ -90,18 +90,32 @@ function peer(section: Section, family: "bullmq" | "sidekiq", concurrency?: numb
   return section.rows.find((r) => r.family === family && r.concurrency === concurrency);
 }
 
-/** Formats one section as a text table. */
+/** A drain's tenths 2-10 (`--windows 10`): the first holds the worker's start and its JIT warming up. */
+function laterTenths<W>(r: Record<string, unknown>): W[] {
+  return ((r.windows as W[] | undefined) ?? []).slice(1);
+}
+
 /**
- * Jobs/s over tenths 2-10 of a drain: the rate once the worker has started and its JIT has warmed up (a 50,000-job
- * drain lasts a third of a second for edgekiq, so the whole drain's rate is partly its start). Every system alike.
+ * Jobs/s over tenths 2-10 of a drain: the rate once the worker has started and its JIT has warmed up (a 100,000-job
+ * drain lasts under half a second for edgekiq, so the whole drain's rate is partly its start). Every system alike.
  */
-export function steadyRate(r: ChildResult): number | undefined {
-  const w = ((r.windows as Array<{ jobsPerSec: number }> | undefined) ?? []).slice(1);
+export function steadyRate(r: Record<string, unknown>): number | undefined {
+  const w = laterTenths<{ jobsPerSec: number }>(r);
   if (w.length === 0) return undefined;
   // The tenths are equal in jobs: the rate over them is the harmonic mean of theirs.
   return w.length / w.reduce((sum, x) => sum + 1 / x.jobsPerSec, 0);
 }
 
+/**
+ * Redis µs per job over tenths 2-10 of a drain: the steady cost of a fetch. The first tenth also holds the worker's
+ * start, whose first call names every queue once: a cost per start, not per job.
+ */
+export function steadyUs(r: Record<string, unknown>): number | undefined {
+  const w = laterTenths<{ redisUsPerJob: number }>(r);
+  return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
+}
+
+/** Formats one section as a text table. */
 export function formatSection(section: Section): string {
   const out: string[] = [`== ${section.title} ==`];
   if (section.metric === "fleet" || section.metric === "instructions") {

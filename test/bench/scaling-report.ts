@@ -13,10 +13,11 @@ import {
   type Section,
   status,
   steadyRate,
+  steadyUs,
   table,
 } from "./report.ts";
 import type { ChildResult } from "./support.ts";
-import { bytesText, steadyUs } from "./scaling-scenarios.ts";
+import { bytesText } from "./scaling-scenarios.ts";
 
 type Cell = string;
 

@@ -7,7 +7,7 @@
  * Latency, the scheduled set, the dashboard and the profile are in
  * scaling-probes.ts.
  */
-import type { Row, Section } from "./report.ts";
+import { type Row, type Section, steadyUs } from "./report.ts";
 import {
   bullmqRow,
   type Context,
@@ -245,15 +245,6 @@ export async function queues(ctx: ScalingContext): Promise<Section> {
     timeoutMs(jobs, 200),
   );
   return out;
-}
-
-/**
- * Redis µs per job over tenths 2-10 of a drain (`--windows 10`): the steady cost of a fetch. The first tenth also
- * holds the worker's start, whose first call names every queue once: a cost per start, not per job.
- */
-export function steadyUs(r: Record<string, unknown>): number | undefined {
-  const w = ((r.windows as Array<{ redisUsPerJob: number }> | undefined) ?? []).slice(1);
-  return w.length ? w.reduce((sum, x) => sum + x.redisUsPerJob, 0) / w.length : undefined;
 }
 
 /** (5) A large queued backlog: Redis memory per job, and the drain's rate and Redis cost at its start and end. */

@@ -229,11 +229,8 @@ export async function drain(ctx: Context, concurrency: number): Promise<Section>
       seed: true,
     });
   }
-  const peers: Planned[] = [
-    { ...bullmqRow("bullmq-drain.mjs", args, concurrency), seed: true },
-    { ...sidekiqRow("sidekiq_drain.rb", args, concurrency), seed: true },
-  ];
-  planned.push(...peers);
+  planned.push({ ...bullmqRow("bullmq-drain.mjs", args, concurrency), seed: true });
+  planned.push({ ...sidekiqRow("sidekiq_drain.rb", args, concurrency), seed: true });
   const reference = planned.filter((p) =>
     p.family !== "edgekiq" || (p.variant === "node/ioredis" && p.fetch === "reliable")
   );

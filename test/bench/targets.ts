@@ -4,6 +4,7 @@
  * target says otherwise. A target whose rows did not run is "n/a".
  */
 import { ok, type Row, type Section, steadyRate, type TargetCheck } from "./report.ts";
+import type { ChildResult } from "./support.ts";
 
 const fmt = (n: number | null | undefined, digits = 0) =>
   typeof n === "number" && Number.isFinite(n)
@@ -37,42 +38,29 @@ function check(
 export function checkTargets(sections: Section[]): TargetCheck[] {
   const out: TargetCheck[] = [];
   const drains = sections.filter((s) => s.id.startsWith("drain-"));
-  for (const s of drains) {
-    const c = s.id.slice("drain-".length);
-    const e = ok(find(sections, s.id, edge("node/ioredis", "reliable")));
-    for (const [peer, label, goal] of [["bullmq", "BullMQ", 4], ["sidekiq", "Sidekiq", 6]] as const) {
-      const p = ok(find(sections, s.id, family(peer)));
-      const r = e?.jobsPerSec && p?.jobsPerSec ? e.jobsPerSec / p.jobsPerSec : undefined;
+  // The reference row's rate against each peer's in one drain section, by `rate` (the whole drain's, or its steady one).
+  const vsPeers = (id: string, what: string, goals: [number, number], rate: (r: ChildResult) => number | undefined) => {
+    const e = ok(find(sections, id, edge("node/ioredis", "reliable")));
+    for (const [peer, label, goal] of [["bullmq", "BullMQ", goals[0]], ["sidekiq", "Sidekiq", goals[1]]] as const) {
+      const p = ok(find(sections, id, family(peer)));
+      const [a, b] = [e && rate(e), p && rate(p)];
+      const r = a && b ? a / b : undefined;
       out.push(
         check(
-          `reliable drain vs ${label} (${c})`,
+          `${what} vs ${label} (${id.slice(6)})`,
           `>= ${goal}x`,
           r,
           goal,
-          `${fmt(r, 2)}x (${fmt(e?.jobsPerSec)} vs ${fmt(p?.jobsPerSec)} jobs/s)`,
+          `${fmt(r, 2)}x (${fmt(a)} vs ${fmt(b)} jobs/s)`,
         ),
       );
     }
-  }
+  };
+  for (const s of drains) vsPeers(s.id, "reliable drain", [4, 6], (r) => r.jobsPerSec ?? undefined);
   // Issue 32: the worker's own CPU per job, judged on the steady rate (tenths 2-10 of the drain, every system alike):
   // a 100,000-job drain lasts under half a second for edgekiq, and its first tenth is the process starting and V8
   // compiling, which a long-running worker pays once.
-  const steadyE = ok(find(sections, "drain-c10", edge("node/ioredis", "reliable")));
-  for (const [peer, label, goal] of [["bullmq", "BullMQ", 10], ["sidekiq", "Sidekiq", 12]] as const) {
-    const p = ok(find(sections, "drain-c10", family(peer)));
-    const e = steadyE ? steadyRate(steadyE) : undefined;
-    const q = p ? steadyRate(p) : undefined;
-    const r = e && q ? e / q : undefined;
-    out.push(
-      check(
-        `steady no-op drain vs ${label} (c10)`,
-        `>= ${goal}x`,
-        r,
-        goal,
-        `${fmt(r, 2)}x (${fmt(e)} vs ${fmt(q)} jobs/s)`,
-      ),
-    );
-  }
+  vsPeers("drain-c10", "steady no-op drain", [10, 12], steadyRate);
 
   const pushE = ok(find(sections, "push", edge("node/ioredis")));
   const pushS = ok(find(sections, "push", family("sidekiq")));
