@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AckBook } from "../src/server/ack_book.ts";
 import { Feeder, type IdlePolicy } from "../src/server/feeder.ts";
-import type { Fetcher, Take } from "../src/server/fetcher.ts";
+import type { Blocked, Fetcher, Take } from "../src/server/fetcher.ts";
 import { Prefetch } from "../src/server/prefetch.ts";
 import { type UnitOfWork, unitOfWork } from "../src/server/unit_of_work.ts";
 import { waitFor } from "./support/matrix.ts";
@@ -35,9 +35,11 @@ class ScriptedFetcher implements Fetcher {
     this.calls.push(`take ${max} ${startNow}`);
     return Promise.resolve(this.takes.shift() ?? { units: [], alive: true, reregistered: false });
   }
-  block(signal: AbortSignal): Promise<UnitOfWork[]> {
+  block(signal: AbortSignal): Promise<Blocked> {
     this.calls.push("block");
-    return new Promise((resolve) => signal.addEventListener("abort", () => resolve([]), { once: true }));
+    return new Promise((resolve) =>
+      signal.addEventListener("abort", () => resolve({ units: [], alive: true, reregistered: false }), { once: true })
+    );
   }
   ack(unit: UnitOfWork, mayBeRequeued: boolean): void {
     this.acked.push([JSON.parse(unit.raw).jid, mayBeRequeued]);

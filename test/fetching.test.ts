@@ -397,6 +397,31 @@ eachTarget("fetching", (t) => {
     assert.equal(onCluster({ ...write, keys: ["{edgekiq}:note"] }), true, "a key under the namespace's tag is carried");
   });
 
+  it("a write carried while a blocking wait with a call behind it is on its way goes at once, not after the wait", async () => {
+    const NOTE = markScript("noteDone", "note");
+    const fetcher = await registeredFetch(t.redis, "carrier3", ["default"]);
+    fetcher.carries({ uncarried: () => Promise.resolve("ack"), wanted: () => {} });
+    const Note = defineJob({ name: "Note", perform() {} });
+    const jid = (await createClient({ transport: t.redis }).push(Note, []))!;
+    const { units } = await fetcher.take(10, 1);
+    // A slot finishes its job while the others wait in Redis (1 s at most) with the call that would take the next burst.
+    const controller = new AbortController();
+    const waiting = fetcher.block(controller.signal, { take: 5, startNow: 0 });
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    fetcher.carry(units[0], {
+      write: { script: NOTE, keys: ["note"], args: [jid], coalesce: true },
+      mayBeRequeued: false,
+    });
+    try {
+      await waitFor(async () => (await t.redis.call("GET", `note:${jid}`)) === "1", "the carried write", 3000);
+      assert.ok(Date.now() - started < 700, `written ${Date.now() - started} ms later, not once the wait ended`);
+    } finally {
+      controller.abort();
+      await waiting;
+    }
+  });
+
   it("a carried job whose process was recovered meanwhile is acknowledged by its payload: its requeued copy is taken back", async () => {
     const k = keys();
     const fetcher = await registeredFetch(t.redis, "stalled", ["default"]);

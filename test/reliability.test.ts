@@ -13,7 +13,7 @@ import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { Poller } from "../src/server/poller.ts";
 import { parseQueues } from "../src/server/queues.ts";
 import { TransportError } from "../src/transport/transport_error.ts";
-import type { RedisArg, Transport } from "../src/transport/transport.ts";
+import type { BlockOptions, Command, RedisArg, ScriptCall, Transport } from "../src/transport/transport.ts";
 import type { Script } from "../src/transport/script.ts";
 import { spawnFixture } from "./support/child.ts";
 import { heldCount } from "./support/held.ts";
@@ -190,15 +190,20 @@ describe("reliability: processes", { skip: !redisAvailable() }, () => {
   });
 });
 
+/** A job of class J with jid `jid`, as pushed. */
+function job(jid: string): string {
+  return JSON.stringify({ class: "J", args: [], queue: "default", jid });
+}
+
 /** A fetcher of the default queue for a process that is alive (its entry exists) and registered. */
-async function liveFetcher(redis: Transport, identity: string): Promise<ReliableFetch> {
+async function liveFetcher(redis: Transport, identity: string, blockSeconds = 2): Promise<ReliableFetch> {
   const fetcher = new ReliableFetch({
     transport: redis,
     keys: k,
     identity,
     capsule: "default",
     queues: parseQueues(["default"]),
-    blockSeconds: 2,
+    blockSeconds,
     ttl: 60,
   });
   await redis.call("HSET", k.process(identity), "beat", 1);
@@ -384,25 +389,107 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       assert.equal(Number(await redis.call("HGET", held, "#started")), units[0].token);
     });
 
-    it("a call made while a blocking fetch waits does not strand the job that lands after it", async () => {
-      await target.flush();
-      const fetcher = await liveFetcher(redis, "blocker:1:abcdefabcdef");
-      const waiting = fetcher.block(new AbortController().signal);
-      await new Promise((r) => setTimeout(r, 50)); // the BLMOVE is waiting in Redis
-      // A call of its own while it waits (a suspect's start or ack is written at once).
-      fetcher.releaseLater("some-lock", "mine");
-      await fetcher.flush();
-      await redis.call(
-        "LPUSH",
-        "queue:default",
-        JSON.stringify({ class: "J", args: [], queue: "default", jid: "late" }),
+    for (const then of [undefined, { take: 5, startNow: 0 }]) {
+      it(
+        `a call made while a blocking fetch waits does not strand the job that lands after it${
+          then ? " (a call written behind the wait)" : ""
+        }`,
+        async () => {
+          await target.flush();
+          const fetcher = await liveFetcher(redis, "blocker:1:abcdefabcdef");
+          const waiting = fetcher.block(new AbortController().signal, then);
+          await new Promise((r) => setTimeout(r, 50)); // the BLMOVE is waiting in Redis
+          // A call of its own while it waits (a suspect's start or ack is written at once).
+          fetcher.releaseLater("some-lock", "mine");
+          await fetcher.flush();
+          await redis.call("LPUSH", "queue:default", job("late"));
+          const { units: [unit] } = await waiting;
+          assert.equal(JSON.parse(unit.raw).jid, "late");
+          fetcher.ack(unit, false);
+          await fetcher.flush();
+          assert.equal(
+            await heldCount(redis, "blocker:1:abcdefabcdef"),
+            0,
+            "acknowledged, not left in the landing list",
+          );
+        },
       );
-      const [unit] = await waiting;
-      assert.equal(JSON.parse(unit.raw).jid, "late");
-      fetcher.ack(unit, false);
+    }
+
+    // The memory transport answers a blocking call at once (no connection to park): it has no blockThen.
+    const tcp = target.name !== "memory";
+
+    it("takes the burst that ends a blocking wait with it, in the same round trip", { skip: !tcp }, async () => {
+      await target.flush();
+      const fetcher = await liveFetcher(redis, "burst:1:abcdefabcdef");
+      await fetcher.take(1); // finds nothing, and has Redis load the fetch script
+      const trips = redis.counters.roundTrips;
+      const waiting = fetcher.block(new AbortController().signal, { take: 9, startNow: 2 });
+      await new Promise((r) => setTimeout(r, 50));
+      await redis.call("LPUSH", "queue:default", job("b1"), job("b2"), job("b3"), job("b4"));
+      const { units, failure } = await waiting;
+      assert.equal(failure, undefined);
+      assert.deepEqual(units.map((u) => JSON.parse(u.raw).jid), ["b1", "b2", "b3", "b4"]);
+      assert.equal(redis.counters.roundTrips - trips, 2, "the wait with its call behind it, and the push");
+      assert.deepEqual(units.map((u) => u.token), [...units.map((u) => u.token)].sort((a, b) => a - b), "token order");
+      // Held under this process until acknowledged; the first three (the wait's and two more) marked started.
+      assert.equal(await heldCount(redis, "burst:1:abcdefabcdef"), 4);
+      const held = k.held("burst:1:abcdefabcdef", "default");
+      assert.equal(Number(await redis.call("HGET", held, "#started")), units[2].token);
+      for (const unit of units) fetcher.ack(unit, false);
       await fetcher.flush();
-      assert.equal(await heldCount(redis, "blocker:1:abcdefabcdef"), 0, "acknowledged, not left in the landing list");
+      assert.equal(await heldCount(redis, "burst:1:abcdefabcdef"), 0);
+      assert.equal(Number(await redis.call("LLEN", "queue:default")), 0);
     });
+
+    it("a wait that times out or is cut short takes nothing behind it", { skip: !tcp }, async () => {
+      await target.flush();
+      const fetcher = await liveFetcher(redis, "burst:2:abcdefabcdef", 0.2);
+      assert.deepEqual((await fetcher.block(new AbortController().signal, { take: 9, startNow: 0 })).units, []);
+      const controller = new AbortController();
+      const waiting = fetcher.block(controller.signal, { take: 9, startNow: 0 });
+      await new Promise((r) => setTimeout(r, 50));
+      controller.abort();
+      const { units, failure } = await waiting;
+      assert.deepEqual([units, failure], [[], undefined]);
+      assert.equal(await heldCount(redis, "burst:2:abcdefabcdef"), 0);
+    });
+
+    for (const lost of ["the call behind the wait", "the wait itself"]) {
+      it(`a lost reply of ${lost} leaves no job held by nobody`, { skip: !tcp }, async () => {
+        await target.flush();
+        // Both run in Redis; then the reply of one is lost, as a dropped connection loses it.
+        const lossy: Transport = {
+          ...redis,
+          async blockThen<R>(command: Command, then: ScriptCall<R>, options: BlockOptions) {
+            const replies = await redis.blockThen!(command, then, options);
+            await replies.after;
+            const error = new TransportError("connection", "Connection is closed (reply lost)", { maybeApplied: true });
+            if (lost === "the wait itself") throw error;
+            return { reply: replies.reply, after: Promise.reject(error) };
+          },
+        };
+        const fetcher = await liveFetcher(lossy, "burst:3:abcdefabcdef");
+        const waiting = fetcher.block(new AbortController().signal, { take: 9, startNow: 0 }).catch((e) => e);
+        await new Promise((r) => setTimeout(r, 50));
+        await redis.call("LPUSH", "queue:default", job("l1"), job("l2"), job("l3"));
+        const got = await waiting;
+        let ran = 0;
+        if (lost === "the wait itself") {
+          assert.ok(got instanceof TransportError, "the wait's own failure is the call's");
+        } else {
+          // The job the wait took runs; the failure is reported beside it.
+          assert.deepEqual(got.units.map((u: { raw: string }) => JSON.parse(u.raw).jid), ["l1"]);
+          assert.ok(got.failure instanceof TransportError);
+          fetcher.ack(got.units[0], false);
+          ran = 1;
+        }
+        // The next call adopts what landed and gives back what the lost calls took.
+        await fetcher.flush();
+        assert.equal(await heldCount(redis, "burst:3:abcdefabcdef"), 0, "nothing left held");
+        assert.equal(Number(await redis.call("LLEN", "queue:default")), 3 - ran, "the rest back on the queue");
+      });
+    }
 
     it("postpones a job no worker knows with a growing delay instead of a hot loop", async () => {
       await target.flush();

@@ -66,7 +66,8 @@ export const FETCH_FIXED_KEYS = 6;
  * set of paused queues, the landing list to adopt from (or the held hash
  * again), then n queue lists in the order to try them, then u keys to
  * release.
- * ARGV: identity, ttl, count, batch id, startNow, started mark, landing
+ * ARGV: identity, ttl, count (negative: take -count only if the landing
+ * job was adopted), batch id, startNow, started mark, landing
  * queue (1..n, 0 = none), landing batch id, now (epoch seconds), u, the
  * queue keys' prefix (`queue:`), the capsule's queue names
  * (comma-joined; "" unless a [-4] reply asked for them), the u values the keys to release must still hold; then
@@ -84,7 +85,9 @@ export const FETCH_FIXED_KEYS = 6;
  * taken since by another job stays); refresh the process entry's TTL (a
  * missing entry means this process was presumed dead: reply -2 and take
  * nothing); re-register the held hash if another process recovered it;
- * record the started mark; take up to `count` jobs from the first non-empty
+ * record the started mark; take up to `count` jobs (none when `count` is
+ * negative and no landing job was adopted: a call sent behind a blocking
+ * pop that timed out or was aborted takes nothing) from the first non-empty
  * queue in the order named that is not paused, as one batch, and mark its
  * first `startNow` as started, up to the first recovered job (a recovered
  * job writes its own start, and a suspect may wait its turn).
@@ -159,7 +162,9 @@ local plen = #ARGV[11]
 local held, dead, paused = KEYS[4], KEYS[3], KEYS[5]
 local function q(i) return KEYS[${FETCH_FIXED_KEYS} + i] end
 local function nameOf(i) return string.sub(KEYS[${FETCH_FIXED_KEYS} + i], plen + 1) end
-local count = math.min(tonumber(ARGV[3]), SPAN)
+local count = tonumber(ARGV[3])
+local ifLanded = count < 0
+count = math.min(math.abs(count), SPAN)
 local batch = ARGV[4]
 local now = ARGV[9]
 -- The capsule's queue names are sent only when asked for: with 1,000 queues they are kilobytes a call, needed only
@@ -183,6 +188,7 @@ if lq > 0 then
     adopted = 1
   end
 end
+if ifLanded and adopted == 0 then count = 0 end
 for j = 1, u do
   local key = KEYS[${FETCH_FIXED_KEYS} + n + j]
   if holds(key, "string") and redis.call("GET", key) == ARGV[12 + j] then redis.call("DEL", key) end
@@ -329,7 +335,8 @@ return reply(i, pieces, broken, empty)
     const [, registry, dead, held, pausedKey, landing] = keys;
     const q = (i: number) => keys[F + i - 1];
     const nameOf = (i: number) => q(i).slice(plen);
-    const count = Math.min(Number(argv[2]), BATCH_SPAN);
+    let count = Math.min(Math.abs(Number(argv[2])), BATCH_SPAN);
+    const ifLanded = Number(argv[2]) < 0;
     const batch = argv[3];
     const now = argv[8];
     const registered = redis.call("HEXISTS", registry, held) === 1;
@@ -349,6 +356,7 @@ return reply(i, pieces, broken, empty)
         adopted = 1;
       }
     }
+    if (ifLanded && adopted === 0) count = 0;
     for (let j = 1; j <= u; j++) {
       const key = keys[F + n + j - 1];
       if (holds(redis, key, "string") && redis.call("GET", key) === argv[11 + j]) redis.call("DEL", key);

@@ -9,7 +9,7 @@ import type { Keys } from "../keys.ts";
 import { COMPARE_AND_DELETE } from "../scripts/compare_and_delete.ts";
 import { POP } from "../scripts/fetch.ts";
 import type { Command, Transport } from "../transport/transport.ts";
-import type { Fetcher, Take } from "./fetcher.ts";
+import type { Blocked, Fetcher, Take } from "./fetcher.ts";
 import type { QueueList } from "./queues.ts";
 import type { FetcherOptions } from "./reliable_fetch.ts";
 import { type UnitOfWork, unitOfWork } from "./unit_of_work.ts";
@@ -109,16 +109,20 @@ export class BasicFetch implements Fetcher {
     return { units: result.jobs.map((raw) => unitOfWork(queue, raw, 0)), alive: true, reregistered: false };
   }
 
-  async block(signal: AbortSignal): Promise<UnitOfWork[]> {
-    if (signal.aborted) return [];
+  async block(signal: AbortSignal): Promise<Blocked> {
+    if (signal.aborted) return NOTHING;
     const watched = this.#states.watchable(this.#queues.names).map((q) => this.#keys.queue(q));
     if (watched.length === 0) {
       await pausedWait(this.#blockSeconds, signal);
-      return [];
+      return NOTHING;
     }
     const reply = await this.#transport.block(["BRPOP", ...watched, this.#blockSeconds], { signal });
-    if (!Array.isArray(reply)) return [];
-    return [unitOfWork(this.#keys.queueName(String(reply[0])), String(reply[1]), 0)];
+    if (!Array.isArray(reply)) return NOTHING;
+    return {
+      units: [unitOfWork(this.#keys.queueName(String(reply[0])), String(reply[1]), 0)],
+      alive: true,
+      reregistered: false,
+    };
   }
 
   async flush(): Promise<void> {

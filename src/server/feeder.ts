@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { Fetcher } from "./fetcher.ts";
+import type { Fetcher, Take } from "./fetcher.ts";
 import type { UnitOfWork } from "./unit_of_work.ts";
 import type { Prefetch } from "./prefetch.ts";
 import type { UnitOutcome } from "./settler.ts";
@@ -504,27 +504,26 @@ export class Feeder {
     try {
       const sent = performance.now();
       const take = await fetcher.take(max, startNow);
-      if (!take.alive) {
-        await this.#options.onDead();
-        return 0;
-      }
-      if (take.reregistered) {
-        // Recovered while stalled: what the buffer holds is back on its
-        // queues, and so are the jobs running now: each is acknowledged with
-        // its payload, which takes the copy back if it has not started elsewhere.
-        this.#buffer.length = 0;
-        for (const busy of this.#busy.values()) busy.mayBeRequeued = true;
-        this.#options.onRecovered();
-      }
+      if (!(await this.#heed(take))) return 0;
       if (take.units.length > 0 || !block) {
         this.#options.prefetch.trip(performance.now() - sent);
         this.#deliver(take.units);
         return take.units.length;
       }
       if (!this.#fetching) return 0;
-      const units = await fetcher.block(this.#blocking.signal);
-      this.#deliver(units);
-      return units.length;
+      // The job that ends the wait takes one of the waiting processors; the rest of its burst may come with it.
+      const blocked = await fetcher.block(this.#blocking.signal, {
+        take: max - 1,
+        startNow: Math.max(0, startNow - 1),
+      });
+      const alive = await this.#heed(blocked);
+      // Delivered even from a process found presumed dead: the job that ended the wait was taken all the same.
+      this.#deliver(blocked.units);
+      if (blocked.failure !== undefined) {
+        this.#failed = true;
+        this.#options.onError(blocked.failure, { context: "fetch" });
+      }
+      return alive ? blocked.units.length : 0;
     } catch (error) {
       this.#failed = true;
       this.#options.onError(error, { context: "fetch" });
@@ -533,6 +532,26 @@ export class Feeder {
       this.#requested -= max;
       this.#promised -= startNow;
     }
+  }
+
+  /**
+   * Acts on what a call found about this process: presumed dead (beat
+   * again; false), or recovered while stalled (what the buffer holds is
+   * back on its queues, and so are the jobs running now: each is
+   * acknowledged with its payload, which takes the copy back if it has not
+   * started elsewhere).
+   */
+  async #heed(take: Take): Promise<boolean> {
+    if (!take.alive) {
+      await this.#options.onDead();
+      return false;
+    }
+    if (take.reregistered) {
+      this.#buffer.length = 0;
+      for (const busy of this.#busy.values()) busy.mayBeRequeued = true;
+      this.#options.onRecovered();
+    }
+    return true;
   }
 
   #deliver(units: readonly UnitOfWork[]): void {

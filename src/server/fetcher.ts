@@ -52,6 +52,20 @@ export interface Take {
  * const { units } = await fetcher.take(10, 10);
  * ```
  */
+/** What {@link Fetcher.block} may take besides the job that ends the wait. */
+export interface BlockThen {
+  /** Up to how many more jobs. */
+  readonly take: number;
+  /** How many of them start at once (see {@link Fetcher.take}). */
+  readonly startNow: number;
+}
+
+/** What {@link Fetcher.block} took. */
+export interface Blocked extends Take {
+  /** A failure after the wait took its job (the job is in `units` all the same): report it, pause. */
+  readonly failure?: unknown;
+}
+
 export interface Fetcher {
   /** The capsule's distinct queue names. */
   readonly queues: readonly string[];
@@ -67,8 +81,15 @@ export interface Fetcher {
   register(): Promise<void>;
   /** Sends pending acks and takes up to `max` jobs; the first `startNow` start at once (poison-pill counting). */
   take(max: number, startNow?: number): Promise<Take>;
-  /** Waits once (abortably) for a job on one of the queues, and takes it. */
-  block(signal: AbortSignal): Promise<UnitOfWork[]>;
+  /**
+   * Waits once (abortably) for a job on one of the queues, and takes it;
+   * with `then.take`, takes up to that many more with it where it can in
+   * the same round trip (the rest of a burst), the first `then.startNow`
+   * of them starting at once. Resolves as a take does (the job that ended
+   * the wait first); `failure` is what went wrong after the wait took its
+   * job, which is delivered all the same.
+   */
+  block(signal: AbortSignal, then?: BlockThen): Promise<Blocked>;
   /** Records a finished job, sent with the next call; `mayBeRequeued` acknowledges it by its payload. */
   ack(unit: UnitOfWork, mayBeRequeued: boolean): void;
   /**

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Keys } from "../keys.ts";
-import { AckBook } from "./ack_book.ts";
+import { AckBook, type AckEntry } from "./ack_book.ts";
 import type { Logger } from "../logger.ts";
 import { buryInvalidUtf8 } from "../scripts/bury_invalid.ts";
 import { FETCH, type FetchResult } from "../scripts/fetch.ts";
@@ -24,8 +24,8 @@ import { BATCH_SPAN, QUEUES_FIELD } from "../scripts/held.ts";
 import { startingNow } from "../scripts/recovered_mark.ts";
 import { RELEASE, RELEASE_NOT_NAMED } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
-import type { RedisArg, RedisReply, Transport } from "../transport/transport.ts";
-import type { CarriedWrite, Carrying, Fetcher, Take } from "./fetcher.ts";
+import type { Command, RedisArg, RedisReply, ScriptCall, Transport } from "../transport/transport.ts";
+import type { Blocked, BlockThen, CarriedWrite, Carrying, Fetcher, Take } from "./fetcher.ts";
 import type { OutcomeWrite } from "./worker_feature.ts";
 import { carrying, withCarried } from "../scripts/carrying.ts";
 import { frameWrites } from "./frame_writes.ts";
@@ -50,6 +50,30 @@ interface Carried {
 }
 
 const NONE: Carried[] = [];
+
+/** Nothing taken, nothing to report. */
+const NOTHING: Blocked = { units: [], alive: true, reregistered: false };
+
+/** No acknowledgements: what a call written behind a blocking pop carries. */
+const NO_ACKS: AckEntry = {
+  args: () => [0, 0, 0],
+  queues: new Set(),
+  confirm() {},
+  restore() {},
+};
+
+/** How one fetch call is made (see `ReliableFetch.#call`). */
+interface CallOptions {
+  /** Send every partial ack, due or not (a flush). */
+  readonly all?: boolean;
+  /** Send the capsule's queue names (the script asked for them to register the held hash again). */
+  readonly queuesWanted?: boolean;
+  /** Written behind a blocking pop: adopt `landing`, take only if a job landed, and send by `send`. */
+  readonly behind?: {
+    readonly landing: [queueIndex: number, batch: number];
+    readonly send: (call: ScriptCall<FetchResult>) => Promise<FetchResult>;
+  };
+}
 
 /** Options for a fetch strategy. */
 export interface FetcherOptions {
@@ -311,43 +335,55 @@ export class ReliableFetch implements Fetcher {
    * counting).
    */
   async take(max: number, startNow = 0): Promise<Take> {
-    return this.#call(max, startNow, false);
+    return this.#call(max, startNow);
   }
 
-  async #call(max: number, startNow: number, all: boolean, queuesWanted = false): Promise<Take> {
+  /**
+   * One fetch script call. `behind` makes it the call written behind a
+   * blocking pop: it adopts `behind.landing` and takes only if a job landed
+   * there, and carries nothing else (no acks, releases, unlocks, marks or
+   * outcome writes: they would wait out the block with it).
+   */
+  async #call(max: number, startNow: number, options: CallOptions = {}): Promise<Take> {
+    const { all = false, queuesWanted = false, behind } = options;
     max = Math.min(max, BATCH_SPAN);
     const batch = this.#next;
     if (max > 0) this.#next++;
-    const acks = this.#acks.take(all);
-    const owed = this.#ackOwed;
-    this.#ackOwed = false;
-    const named = this.#named(max > 0, acks.queues);
+    const acks = behind ? NO_ACKS : this.#acks.take(all);
+    const owed = !behind && this.#ackOwed;
+    if (!behind) this.#ackOwed = false;
+    const landing = behind ? behind.landing : this.#landing;
+    const unlocks = behind ? [] : this.#unlocks;
+    const released = behind ? [] : this.#released;
+    // A call that releases a lost batch (whose queue it cannot know) names every queue.
+    const named = this.#named(max > 0 && released.length === 0, { acked: acks.queues, landing: landing?.[0] });
     const position = new Map(named.map((qi, p) => [qi, p + 1]));
-    const mark = this.#mark > this.#sentMark ? this.#mark : 0;
+    const mark = !behind && this.#mark > this.#sentMark ? this.#mark : 0;
     const k = this.#options.keys;
-    const landing = this.#landing;
     const argv: RedisArg[] = [
       this.#options.identity,
       this.#options.ttl,
-      max,
+      behind ? -max : max,
       batch,
       Math.min(startNow, max),
       mark,
       landing ? position.get(landing[0])! : 0,
       landing?.[1] ?? 0,
       Date.now() / 1000,
-      this.#unlocks.length,
+      unlocks.length,
       k.queue(""),
       queuesWanted ? this.#names.join(",") : "",
-      ...this.#unlocks.map(([, value]) => value),
-      this.#released.length,
-      ...this.#released,
+      ...unlocks.map(([, value]) => value),
+      released.length,
+      ...released,
       ...acks.args((qi) => position.get(qi)!),
     ];
-    const sent = { released: this.#released, unlocks: this.#unlocks };
-    this.#released = [];
-    this.#unlocks = [];
-    this.#landing = undefined;
+    const sent = { released, unlocks };
+    if (!behind) {
+      this.#released = [];
+      this.#unlocks = [];
+      this.#landing = undefined;
+    }
     // The call's acks, releases, unlocks and landing go with the next call instead (each applies once).
     const restore = () => {
       acks.restore();
@@ -368,11 +404,16 @@ export class ReliableFetch implements Fetcher {
       ...named.map((qi) => this.#queueKeys[qi - 1]),
       ...sent.unlocks.map(([key]) => key),
     ];
-    const taken = this.#takeCarried();
-    this.#calls++;
+    const taken = behind ? NONE : this.#takeCarried();
+    // A call behind a wait takes no carried writes and may wait as long as the wait: not one on its way for them
+    // (#carriedWaiting would leave them to it).
+    const counted = behind ? 0 : 1;
+    this.#calls += counted;
     this.#carriedSent += taken.length;
     try {
-      result = taken.length === 0
+      result = behind
+        ? await behind.send({ script: FETCH, keys, args: argv })
+        : taken.length === 0
         ? await this.#options.transport.script(FETCH, keys, argv)
         : await this.#options.transport.script(
           carrying(FETCH, taken[0].write.script as Script<unknown>),
@@ -386,7 +427,7 @@ export class ReliableFetch implements Fetcher {
       this.#carriedDone(taken, { error });
       throw error;
     } finally {
-      this.#calls--;
+      this.#calls -= counted;
       this.#carriedSent -= taken.length;
     }
     // The writes are in Redis: their jobs are acknowledged with a later call. (After a failure, the writes wait for
@@ -398,7 +439,7 @@ export class ReliableFetch implements Fetcher {
     if (result.queuesWanted && !queuesWanted) {
       // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
       restore();
-      return this.#call(max, startNow, all, true);
+      return this.#call(max, startNow, { all, queuesWanted: true });
     }
     acks.confirm();
     this.#noteQueues(named, result, started);
@@ -434,16 +475,12 @@ export class ReliableFetch implements Fetcher {
   /**
    * The queues (1-based indexes) a call names, in the order to try them
    * (see {@link EmptyQueues}): a busy capsule of 1,000 queues pays for the
-   * few that have work, not for the rest. A call that releases a lost batch
-   * (whose queue it cannot know) names every queue; one that acknowledges a
-   * requeued copy, or adopts a landed job, names that queue too.
+   * few that have work, not for the rest (`skipEmpty`; false names them
+   * all). A call that acknowledges a requeued copy, or adopts a landed job,
+   * names that queue too.
    */
-  #named(taking: boolean, needed: ReadonlySet<number>): number[] {
-    const landing = this.#landing?.[0];
-    const named = this.#empties.named(
-      taking && this.#released.length === 0,
-      (i) => needed.has(i + 1) || i + 1 === landing,
-    );
+  #named(skipEmpty: boolean, also: { acked: ReadonlySet<number>; landing: number | undefined }): number[] {
+    const named = this.#empties.named(skipEmpty, (i) => also.acked.has(i + 1) || i + 1 === also.landing);
     return named.map((q) => this.#index.get(q)!);
   }
 
@@ -459,43 +496,72 @@ export class ReliableFetch implements Fetcher {
 
   /**
    * Waits once (up to `blockSeconds`) for a job on one of the queues, in turn,
-   * and takes it. `signal` cuts the wait short; once this settles nothing
-   * more can be taken by it. Returns the job, or nothing.
+   * and takes it; with `then.take`, and a transport that can write a script
+   * behind a blocking command, the call that adopts it is written behind the
+   * wait and takes up to that many more with it (the rest of a burst: one
+   * round trip where two were). `signal` cuts the wait short; once this
+   * settles nothing more can be taken by it.
    */
-  async block(signal: AbortSignal): Promise<UnitOfWork[]> {
-    if (signal.aborted) return [];
+  async block(signal: AbortSignal, then?: BlockThen): Promise<Blocked> {
+    if (signal.aborted) return NOTHING;
     const order = this.#options.queues.order();
     // BLMOVE watches one list: rotate through the queues (in this fetch's
     // weighted order) so every queue is watched in turn; the batch fetch
     // before each block checks all of them. The job lands in a transit list
-    // under a token assigned now; the next call adopts it into the held hash.
+    // under a token assigned now, and a call adopts it into the held hash.
     const watchable = this.#states.watchable(order);
     if (watchable.length === 0) {
       // Every queue is paused: wait as a block would, and ask again (the next fetch says when one is resumed).
       await pausedWait(this.#options.blockSeconds, signal);
-      return [];
+      return NOTHING;
     }
     const queue = watchable[this.#rotation++ % watchable.length];
     const qi = this.#index.get(queue)!;
     this.#watched.add(qi);
     const batch = this.#next++;
-    // Named to the next call only once the command is over: a call made
-    // meanwhile (a suspect's flush) would find the landing list still empty,
-    // and the job landing after it would be adopted by no one.
-    let raw: RedisReply;
+    const transport = this.#options.transport;
+    const wait: Command = [
+      "BLMOVE",
+      this.#queueKeys[qi - 1],
+      this.#landingKeys[qi - 1],
+      "RIGHT",
+      "LEFT",
+      this.#options.blockSeconds,
+    ];
+    const more = Math.min(then?.take ?? 0, BATCH_SPAN);
+    // Without a call behind the wait, the landing list is named to the next
+    // call only once the command is over: a call made meanwhile (a suspect's
+    // flush) would find it still empty, and the job landing after it would
+    // be adopted by no one. The call behind the wait runs after it on the
+    // server, so it can name it from the start.
+    // (Assigned in a callback too: typed so the checks below are not narrowed away.)
+    let raw = null as RedisReply;
+    let behind: Promise<Take> | undefined;
     this.#blocking = true;
     this.#flushCarried();
     try {
       // Once this settles the command is over on the server; a job that won
       // the race against an abort is returned, and ours like any other.
-      raw = await this.#options.transport.block([
-        "BLMOVE",
-        this.#queueKeys[qi - 1],
-        this.#landingKeys[qi - 1],
-        "RIGHT",
-        "LEFT",
-        this.#options.blockSeconds,
-      ], { signal });
+      if (more > 0 && transport.blockThen) {
+        let waited = false;
+        behind = this.#call(more, Math.min(then!.startNow, more), {
+          behind: {
+            landing: [qi, batch],
+            send: async (call) => {
+              const replies = await transport.blockThen!(wait, call, { signal });
+              waited = true;
+              raw = replies.reply;
+              return await replies.after;
+            },
+          },
+        });
+        // The call behind it failing is not the wait failing: its job is taken all the same (below).
+        await behind.catch((error) => {
+          if (!waited) throw error;
+        });
+      } else {
+        raw = await transport.block(wait, { signal });
+      }
     } catch (error) {
       // Reply lost: a job may have landed that nobody runs. Adopt it and
       // give it back with the next call.
@@ -505,16 +571,21 @@ export class ReliableFetch implements Fetcher {
     } finally {
       this.#blocking = false;
     }
-    if (typeof raw !== "string") return [];
-    this.#landing = [qi, batch];
+    let took: Take = NOTHING;
+    let failure: unknown;
+    // Failed: #call gave back what it may have taken and left the landing list to the next call.
+    if (behind) await behind.then((take) => (took = take), (error) => (failure = error));
+    if (typeof raw !== "string") return failure === undefined ? took : { ...took, failure };
+    if (!behind) this.#landing = [qi, batch];
     if (this.#carried.length) this.#carryBurst.note();
     if (raw.includes("\uFFFD")) {
       // Maybe not UTF-8: back through its queue with the next call, to be checked in a batch.
       this.#released.push(batch);
-      return [];
+      return failure === undefined ? took : { ...took, failure };
     }
     this.#acks.track(qi, batch, 1);
-    return [unitOfWork(queue, raw, batch * BATCH_SPAN)];
+    const landed = unitOfWork(queue, raw, batch * BATCH_SPAN);
+    return { units: [landed, ...took.units], alive: took.alive, reregistered: took.reregistered, failure };
   }
 
   /** Sends pending acks and marks on their own (at quiet, stop, or when nothing else will). */
@@ -527,7 +598,7 @@ export class ReliableFetch implements Fetcher {
         this.#unlocks.length === 0 && !this.#landing &&
         this.#mark <= this.#sentMark && this.#carried.length === 0;
       if (idle) return;
-      await this.#call(0, 0, true);
+      await this.#call(0, 0, { all: true });
     }
   }
 

@@ -8,9 +8,10 @@
  * @module
  */
 import { TransportError } from "./transport_error.ts";
-import { runScript, type Script } from "./script.ts";
+import { runScript, type Script, scriptSha } from "./script.ts";
 import {
   type BlockOptions,
+  type BlockThenReplies,
   type Command,
   countTrip,
   isBlockingCommand,
@@ -19,6 +20,7 @@ import {
   type PrimaryReply,
   type RedisArg,
   type RedisReply,
+  type ScriptCall,
   type Transport,
   type TransportCounters,
 } from "./transport.ts";
@@ -44,6 +46,16 @@ export interface Adapter {
   batch(commands: readonly Command[], atomic: boolean, signal?: AbortSignal): Promise<RedisReply[]>;
   /** Runs a blocking command (see {@link Transport.block}); absent on HTTP. */
   block?(command: Command, signal: AbortSignal): Promise<RedisReply>;
+  /**
+   * Runs a blocking command with `then` right behind it on the same
+   * connection (see {@link Transport.blockThen}): the blocking command's
+   * reply, and how `then` settled. Optional.
+   */
+  blockThen?(
+    command: Command,
+    then: Command,
+    signal: AbortSignal,
+  ): Promise<[RedisReply, PromiseSettledResult<RedisReply>]>;
   /** See {@link Transport.eachPrimary}: only a cluster's adapter has it. */
   eachPrimary?(command: Command): Promise<PrimaryReply[]>;
   /** Closes every connection; pending blocking calls reject. */
@@ -106,6 +118,43 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     return adapter.block(command, combined);
   };
 
+  const blockThen = async <R>(
+    command: Command,
+    then: ScriptCall<R>,
+    options: BlockOptions,
+  ): Promise<BlockThenReplies<R>> => {
+    const combined = signal ? anySignal(signal, options.signal) : options.signal;
+    const sha = await scriptSha(then.script);
+    let settled: PromiseSettledResult<RedisReply>;
+    let reply: RedisReply = null;
+    if (combined.aborted) {
+      settled = {
+        status: "rejected",
+        reason: new TransportError("connection", `Cannot send ${then.script.name} as its wait was aborted first`, {
+          maybeApplied: false,
+        }),
+      };
+    } else {
+      countTrip(counters, 2);
+      const evalsha: Command = ["EVALSHA", sha, then.keys.length, ...then.keys, ...then.args];
+      [reply, settled] = await adapter.blockThen!(command, evalsha, combined);
+    }
+    let after: Promise<R>;
+    if (settled.status === "fulfilled") {
+      const value = settled.value;
+      after = Promise.resolve().then(() => then.script.decode(value));
+    } else if (settled.reason instanceof TransportError && settled.reason.kind === "noscript") {
+      // Never ran (the server lost its scripts: a restart, SCRIPT FLUSH): EVAL runs it and loads it again.
+      const evalCommand: Command = ["EVAL", then.script.lua, then.keys.length, ...then.keys, ...then.args];
+      after = send(evalCommand, then.script.idempotent).then((reply) => then.script.decode(reply));
+    } else {
+      after = Promise.reject(settled.reason);
+    }
+    // Handled here too, so a caller that gave up on the reply cannot leave an unhandled rejection behind.
+    after.catch(() => {});
+    return { reply, after };
+  };
+
   return {
     kind: adapter.kind,
     blocking: adapter.block !== undefined,
@@ -120,6 +169,7 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
       return send([command, ...args]);
     },
     block,
+    ...(adapter.blockThen ? { blockThen } : {}),
     pipeline(commands: readonly Command[], options: PipelineOptions = {}): Promise<RedisReply[]> {
       if (commands.length === 0) return Promise.resolve([]);
       const atomic = options.atomic === true;

@@ -27,11 +27,13 @@
 export { newCounters } from "./transport.ts";
 export type {
   BlockOptions,
+  BlockThenReplies,
   Command,
   PipelineOptions,
   PrimaryReply,
   RedisArg,
   RedisReply,
+  ScriptCall,
   Transport,
   TransportCounters,
 } from "./transport.ts";

@@ -26,6 +26,12 @@ export interface DedicatedConnection {
   isOpen(): boolean;
   /** Closes the connection; pending commands reject. */
   close(): void;
+  /**
+   * Runs `fn` with the connection's writes held, then sends what it wrote as
+   * one (a socket's cork). Optional: a client that pipelines the commands
+   * issued in one tick by itself needs none.
+   */
+  corked?<T>(fn: () => T): T;
 }
 
 /** What {@link ConnectionPool} needs from its adapter. */
@@ -85,11 +91,41 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
    * the command is over on the server. See the module doc.
    */
   async block(command: Command, signal: AbortSignal): Promise<RedisReply> {
-    if (signal.aborted) return null;
+    return (await this.#block(command, undefined, signal))[0];
+  }
+
+  /**
+   * Runs a blocking command as {@link block} does, with `then` written right
+   * behind it on the same connection: the server runs `then` once the wait
+   * ends, however it ends, and the connection goes back to the pool once
+   * both are answered. Resolves with the blocking command's reply and how
+   * `then` settled; rejects when the blocking command failed (`then` may
+   * have run). Aborted before anything was sent: `null`, and `then`
+   * rejected as unsent.
+   */
+  async blockThen(
+    command: Command,
+    then: Command,
+    signal: AbortSignal,
+  ): Promise<[RedisReply, PromiseSettledResult<RedisReply>]> {
+    const [reply, after] = await this.#block(command, then, signal);
+    return [reply, after!];
+  }
+
+  async #block(
+    command: Command,
+    then: Command | undefined,
+    signal: AbortSignal,
+  ): Promise<[RedisReply, PromiseSettledResult<RedisReply> | undefined]> {
+    const unsent = (): [null, PromiseSettledResult<RedisReply> | undefined] => [
+      null,
+      then && { status: "rejected", reason: notSent(then, "its blocking command was aborted first") },
+    ];
+    if (signal.aborted) return unsent();
     const conn = await this.#acquire();
     if (signal.aborted) {
       this.#release(conn, true);
-      return null;
+      return unsent();
     }
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
@@ -101,10 +137,26 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
     };
     signal.addEventListener("abort", onAbort, { once: true });
     let healthy = true;
+    const unhealthy = (error: unknown) => {
+      if (error instanceof TransportError && error.kind === "connection") healthy = false;
+    };
+    // Both written in one go (or one auto-pipelined tick), the blocking command first: the server reads `then`
+    // while the client is blocked and runs it once the wait is over.
+    const send = (): [Promise<RedisReply>, Promise<PromiseSettledResult<RedisReply>> | undefined] => [
+      conn.send(command),
+      then && conn.send(then).then(
+        (value) => ({ status: "fulfilled", value }),
+        (reason) => (unhealthy(reason), { status: "rejected", reason }),
+      ),
+    ];
+    const [first, after] = then && conn.corked ? conn.corked(send) : send();
     try {
-      return await conn.send(command);
+      const reply = await first;
+      return [reply, after && await after];
     } catch (error) {
-      healthy = !(error instanceof TransportError && error.kind === "connection");
+      unhealthy(error);
+      // The connection is not handed back while `then` may still be answered on it.
+      await after;
       throw error;
     } finally {
       done = true;
@@ -170,6 +222,11 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
       clearTimeout(timer);
     }
   }
+}
+
+/** The error of a command that was never sent. */
+function notSent([name]: Command, why: string): TransportError {
+  return new TransportError("connection", `Cannot send ${name} as ${why}`, { maybeApplied: false });
 }
 
 /**

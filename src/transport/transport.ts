@@ -165,6 +165,27 @@ export interface BlockOptions {
   signal: AbortSignal;
 }
 
+/** A script to run, with its keys and arguments ({@link Transport.blockThen}). */
+export interface ScriptCall<R> {
+  /** The script. */
+  readonly script: Script<R>;
+  /** Its KEYS. */
+  readonly keys: readonly string[];
+  /** Its ARGV. */
+  readonly args: readonly RedisArg[];
+}
+
+/** What {@link Transport.blockThen} answers. */
+export interface BlockThenReplies<R> {
+  /** The blocking command's reply, as {@link Transport.block} gives it (`null`: it timed out or was aborted). */
+  readonly reply: RedisReply;
+  /**
+   * The script's result. Rejects as the script would (a `TransportError` whose
+   * `maybeApplied` is false when it never ran: nothing was sent, say).
+   */
+  readonly after: Promise<R>;
+}
+
 /**
  * One primary's answer to a command sent to every primary of a cluster
  * ({@link Transport.eachPrimary}).
@@ -245,6 +266,28 @@ export interface Transport {
    * HTTP transports (`blocking: false`) reject with a `TransportError`.
    */
   block(command: Command, options: BlockOptions): Promise<RedisReply>;
+  /**
+   * Runs a blocking command as {@link Transport.block} does, with a script
+   * queued right behind it on the same connection: the server runs the
+   * script the moment the wait ends (a push served it, it timed out, or an
+   * abort unblocked it), with no round trip in between. A worker woken by
+   * the first job of a burst takes the rest with it (one round trip where
+   * two were). Resolves once both replies are in; a failure of the blocking
+   * command rejects (the script may have run: treat both as maybe applied).
+   * A NOSCRIPT is answered by running the script again the usual way.
+   *
+   * Optional: TCP transports to one server, or to the node of a cluster
+   * that serves the blocking command's key, have it; elsewhere run
+   * {@link Transport.block} and then {@link Transport.script}.
+   *
+   * @example
+   * ```ts
+   * const { reply, after } = await transport.blockThen!(["BLMOVE", "queue:a", "landing", "RIGHT", "LEFT", 2],
+   *   { script: ADOPT, keys: ["landing"], args: [] }, { signal });
+   * const adopted = await after;
+   * ```
+   */
+  blockThen?<R>(command: Command, then: ScriptCall<R>, options: BlockOptions): Promise<BlockThenReplies<R>>;
   /**
    * Sends many commands in one round trip; replies come back in order. If any
    * command fails the promise rejects with the first failure (the others

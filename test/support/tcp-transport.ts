@@ -8,7 +8,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { TransportError } from "../../src/transport/transport_error.ts";
-import type { Transport } from "../../src/transport/transport.ts";
+import type { Command, Transport } from "../../src/transport/transport.ts";
+import { defineScript } from "../../src/transport/script.ts";
 import { startRedis, type TestRedis, testRedis } from "./redis.ts";
 
 const isConnection = (e: unknown) => e instanceof TransportError && e.kind === "connection";
@@ -93,6 +94,16 @@ export function tcpTransportBehaviour(name: string, open: (url: string) => Trans
       }
     });
 
+    it("runs a script behind a blocking call, on its connection, as soon as the wait ends (blockThen)", async () => {
+      if (!server) return;
+      const r = open(server.url);
+      try {
+        await checkBlockThen(r, { tag: `{bt${Date.now()}}`, flushScripts: () => r.call("SCRIPT", "FLUSH") });
+      } finally {
+        await r.close();
+      }
+    });
+
     it("close() rejects pending blocking calls at once", async () => {
       if (!server) return;
       const r = open(server.url);
@@ -148,4 +159,77 @@ export function tcpTransportBehaviour(name: string, open: (url: string) => Trans
       }
     });
   });
+}
+
+/** Reads a list: what a script behind a blocking move sees of its destination. */
+const LIST_PROBE = defineScript<string[]>({
+  name: "list-probe",
+  keys: ["list"],
+  argv: [],
+  lua: `return redis.call("LRANGE", KEYS[1], 0, -1)`,
+  twin: (redis, keys) => redis.call("LRANGE", keys[0], 0, -1),
+  decode: (reply) => (reply as string[]).map(String),
+});
+
+/**
+ * Checks {@link Transport.blockThen} on a transport that has it: the script
+ * runs on the server right after the wait ends (served, timed out, aborted),
+ * in the same round trip, falls back on NOSCRIPT, and is refused unsent when
+ * the wait was aborted before it started. `tag` is a hash tag the keys share
+ * (a cluster runs both on the node that owns it); `flushScripts` empties the
+ * script cache of every server the keys may live on.
+ *
+ * @example
+ * ```ts
+ * it("blockThen", () => checkBlockThen(transport, { tag: `{t${Date.now()}}`, flushScripts }));
+ * ```
+ */
+export async function checkBlockThen(
+  r: Transport,
+  { tag, flushScripts }: { tag: string; flushScripts: () => Promise<unknown> },
+): Promise<void> {
+  assert.ok(r.blockThen, `the ${r.kind} transport has blockThen`);
+  const src = `${tag}:src`;
+  const dst = `${tag}:dst`;
+  const move = (seconds: number): Command => ["BLMOVE", src, dst, "RIGHT", "LEFT", seconds];
+  const probe = { script: LIST_PROBE, keys: [dst], args: [] };
+  const never = new AbortController().signal;
+  // Timed out: the script still runs, once the wait is over.
+  const timedOut = await r.blockThen!(move(0.1), probe, { signal: never });
+  assert.equal(timedOut.reply, null);
+  assert.deepEqual(await timedOut.after, []);
+  // Served by a push (the dedicated connection is open by now): the script saw the moved job, and the pair was one round trip of two commands.
+  const trips = r.counters.roundTrips;
+  const commands = r.counters.commands;
+  const served = r.blockThen!(move(5), probe, { signal: never });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await r.call("LPUSH", src, "job-1");
+  const first = await served;
+  assert.equal(first.reply, "job-1");
+  assert.deepEqual(await first.after, ["job-1"]);
+  assert.equal(r.counters.roundTrips - trips, 2, "the pair and the push: one round trip each");
+  assert.equal(r.counters.commands - commands, 3);
+  // Aborted while waiting: the wait answers null, and the script ran after it.
+  const controller = new AbortController();
+  const waiting = r.blockThen!(move(5), probe, { signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const t0 = Date.now();
+  controller.abort();
+  const aborted = await waiting;
+  assert.ok(Date.now() - t0 < 2000, "the abort ended the wait");
+  assert.equal(aborted.reply, null);
+  assert.deepEqual(await aborted.after, ["job-1"]);
+  // Aborted before it started: nothing sent, the script refused as never run.
+  const gone = await r.blockThen!(move(5), probe, { signal: controller.signal });
+  assert.equal(gone.reply, null);
+  await assert.rejects(gone.after, (e: unknown) => e instanceof TransportError && e.maybeApplied === false);
+  // The server lost its scripts: the script goes again the usual way (it never ran).
+  await flushScripts();
+  const flushed = r.blockThen!(move(5), probe, { signal: never });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await r.call("LPUSH", src, "job-2");
+  const again = await flushed;
+  assert.equal(again.reply, "job-2");
+  assert.deepEqual(await again.after, ["job-2", "job-1"]);
+  assert.deepEqual(await r.call("LRANGE", src, 0, -1), []);
 }

@@ -6,6 +6,7 @@ import { ConfigError } from "../../src/errors.ts";
 import { TransportError } from "../../src/transport/transport_error.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { clusterAvailable, startCluster, type TestCluster } from "../support/cluster.ts";
+import { checkBlockThen } from "../support/tcp-transport.ts";
 import { conformance } from "./conformance.ts";
 
 conformance("cluster", async () => {
@@ -119,5 +120,10 @@ describe("cluster transport", () => {
     await t.call("LPUSH", "{blk}:src", "job");
     assert.equal(await second, "job");
     assert.deepEqual(await t.call("LRANGE", "{blk}:dst", 0, -1), ["job"]);
+  });
+
+  it("runs a script behind a blocking call on the primary owning its key (blockThen)", async () => {
+    if (!cluster) return;
+    await checkBlockThen(t, { tag: "{bthen}", flushScripts: () => t.eachPrimary!(["SCRIPT", "FLUSH"]) });
   });
 });

@@ -173,6 +173,8 @@ export function bunTransport(options: BunTransportOptions = {}): Transport {
       );
     },
     block: (command, signal) => pool.block(command, signal),
+    // Issued in one tick, Bun auto-pipelines the two into one write.
+    blockThen: (command, then, signal) => pool.blockThen(command, then, signal),
     close() {
       closed = true;
       pool.close(); // close() rejects pending blocking calls at once ("Connection closed")

@@ -334,6 +334,32 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
     }
   };
 
+  /**
+   * Runs a blocking call on the primary that serves its key's slot. Not run
+   * (the slot moved or has no primary yet): refresh the map and go to the new
+   * owner, at most five times; `aborted()` answers an abort met meanwhile.
+   */
+  const onSlotOwner = async <T>(
+    command: Command,
+    signal: AbortSignal,
+    run: (pool: ConnectionPool) => Promise<T>,
+    aborted: () => T,
+  ): Promise<T> => {
+    const key = blockingKey(command);
+    for (let attempt = 0;; attempt++) {
+      const pool = await poolFor(key);
+      try {
+        return await run(pool);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (attempt >= 5 || !REDIRECTED.test(message) || signal.aborted) throw error;
+        await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+        if (signal.aborted) return aborted();
+      }
+    }
+  };
+
   const adapter: Adapter = {
     kind: "cluster",
     keyspace: "cluster",
@@ -391,22 +417,15 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
       }
       return pipelineReplies(results.map(([error, value]) => (error ? { error: mapClusterError(error) } : { value })));
     },
-    async block(command, signal) {
-      const key = blockingKey(command);
-      for (let attempt = 0;; attempt++) {
-        const pool = await poolFor(key);
-        try {
-          return await pool.block(command, signal);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          // Not run: the slot moved or has no primary yet. Refresh the map and go to the new owner.
-          if (attempt >= 5 || !REDIRECTED.test(message) || signal.aborted) throw error;
-          await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
-          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
-          if (signal.aborted) return null;
-        }
-      }
-    },
+    block: (command, signal) => onSlotOwner(command, signal, (pool) => pool.block(command, signal), () => null),
+    // The script's keys share the blocking command's slot (a capsule's keys are hash-tagged), so one node runs both.
+    blockThen: (command, then, signal) =>
+      onSlotOwner(command, signal, (pool) => pool.blockThen(command, then, signal), () => [null, {
+        status: "rejected",
+        reason: new TransportError("connection", `Cannot send ${then[0]} as its wait was aborted first`, {
+          maybeApplied: false,
+        }),
+      }]),
     async close() {
       for (const { pool, control } of pools.values()) {
         pool.close();

@@ -56,18 +56,12 @@ export async function send(conn: Redis, [name, ...args]: Command): Promise<Redis
  * land inside the MULTI block.
  */
 export async function sendBatch(conn: Redis, commands: readonly Command[], atomic: boolean): Promise<RedisReply[]> {
-  // Corked only while connected: before that the commands wait in ioredis's offline queue, not in the socket.
-  const socket = conn.status === "ready" ? (conn.stream as Partial<Corkable> | undefined) : undefined;
-  const corked = typeof socket?.cork === "function" && typeof socket.uncork === "function";
-  if (corked) socket!.cork!();
   const sent: Promise<unknown>[] = [];
-  try {
+  corked(conn, () => {
     if (atomic) sent.push(conn.call("MULTI"));
     for (const [name, ...args] of commands) sent.push(conn.call(name, ...args));
     if (atomic) sent.push(conn.call("EXEC"));
-  } finally {
-    if (corked) socket!.uncork!();
-  }
+  });
   const settled = await Promise.allSettled(sent);
   if (!atomic) {
     const failed = settled.find((s) => s.status === "rejected");
@@ -92,6 +86,22 @@ export async function sendBatch(conn: Redis, commands: readonly Command[], atomi
   const failure = replies.find((r) => r instanceof Error);
   if (failure) throw mapError(failure, conn);
   return replies.map(toReply);
+}
+
+/**
+ * Runs `fn`, holding the socket's writes until it returns, so the commands it
+ * issues go out in one write. Corked only while connected: before that the
+ * commands wait in ioredis's offline queue, not in the socket.
+ */
+function corked<T>(conn: Redis, fn: () => T): T {
+  const socket = conn.status === "ready" ? (conn.stream as Partial<Corkable> | undefined) : undefined;
+  const cork = typeof socket?.cork === "function" && typeof socket.uncork === "function";
+  if (cork) socket!.cork!();
+  try {
+    return fn();
+  } finally {
+    if (cork) socket!.uncork!();
+  }
 }
 
 /** A socket's write buffering: `cork()` holds writes, `uncork()` sends them as one. */
@@ -185,6 +195,7 @@ export function blockingPool(open: () => Redis, control: Redis, counters: Transp
           send: (command) => send(conn, command),
           isOpen: () => conn.status === "ready",
           close: () => conn.disconnect(),
+          corked: (fn) => corked(conn, fn),
         };
       } catch (error) {
         conn.disconnect();

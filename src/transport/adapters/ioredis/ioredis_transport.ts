@@ -110,6 +110,7 @@ export function ioredisTransport(options: IoredisTransportOptions = {}): Transpo
     send: (command) => send(main, command),
     batch: (commands, atomic) => sendBatch(main, commands, atomic),
     block: (command, signal) => pool.block(command, signal),
+    blockThen: (command, then, signal) => pool.blockThen(command, then, signal),
     async close() {
       pool.close(); // disconnect() rejects pending blocking calls at once
       if (options.owned && given && given !== main) given.disconnect();
