@@ -9,6 +9,7 @@
  */
 import { TransportError } from "./transport_error.ts";
 import { runScript, type Script, scriptSha } from "./script.ts";
+import { unsentBehind } from "./pool.ts";
 import {
   type BlockOptions,
   type BlockThenReplies,
@@ -128,12 +129,7 @@ function view(adapter: Adapter, state: { closed: boolean }, signal: AbortSignal 
     let settled: PromiseSettledResult<RedisReply>;
     let reply: RedisReply = null;
     if (combined.aborted) {
-      settled = {
-        status: "rejected",
-        reason: new TransportError("connection", `Cannot send ${then.script.name} as its wait was aborted first`, {
-          maybeApplied: false,
-        }),
-      };
+      settled = unsentBehind(then.script.name);
     } else {
       countTrip(counters, 2);
       const evalsha: Command = ["EVALSHA", sha, then.keys.length, ...then.keys, ...then.args];

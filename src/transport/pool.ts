@@ -117,10 +117,7 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
     then: Command | undefined,
     signal: AbortSignal,
   ): Promise<[RedisReply, PromiseSettledResult<RedisReply> | undefined]> {
-    const unsent = (): [null, PromiseSettledResult<RedisReply> | undefined] => [
-      null,
-      then && { status: "rejected", reason: notSent(then, "its blocking command was aborted first") },
-    ];
+    const unsent = (): [null, PromiseSettledResult<RedisReply> | undefined] => [null, then && unsentBehind(then[0])];
     if (signal.aborted) return unsent();
     const conn = await this.#acquire();
     if (signal.aborted) {
@@ -224,9 +221,22 @@ export class ConnectionPool<C extends DedicatedConnection = DedicatedConnection>
   }
 }
 
-/** The error of a command that was never sent. */
-function notSent([name]: Command, why: string): TransportError {
-  return new TransportError("connection", `Cannot send ${name} as ${why}`, { maybeApplied: false });
+/**
+ * How a command written behind a blocking one settles when the wait was
+ * aborted before anything was sent: rejected, never run.
+ *
+ * @example
+ * ```ts
+ * if (signal.aborted) return [null, unsentBehind("EVALSHA")];
+ * ```
+ */
+export function unsentBehind(name: string): PromiseRejectedResult {
+  return {
+    status: "rejected",
+    reason: new TransportError("connection", `Cannot send ${name} as the wait before it was aborted first`, {
+      maybeApplied: false,
+    }),
+  };
 }
 
 /**

@@ -37,7 +37,7 @@ import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOption
 import { ConfigError } from "../../../errors.ts";
 import { toTransportError, TransportError } from "../../transport_error.ts";
 import { type Adapter, adapterTransport } from "../../adapter.ts";
-import type { ConnectionPool } from "../../pool.ts";
+import { type ConnectionPool, unsentBehind } from "../../pool.ts";
 import { pipelineReplies, toReply } from "../../reply.ts";
 import {
   type Command,
@@ -420,12 +420,12 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
     block: (command, signal) => onSlotOwner(command, signal, (pool) => pool.block(command, signal), () => null),
     // The script's keys share the blocking command's slot (a capsule's keys are hash-tagged), so one node runs both.
     blockThen: (command, then, signal) =>
-      onSlotOwner(command, signal, (pool) => pool.blockThen(command, then, signal), () => [null, {
-        status: "rejected",
-        reason: new TransportError("connection", `Cannot send ${then[0]} as its wait was aborted first`, {
-          maybeApplied: false,
-        }),
-      }]),
+      onSlotOwner(
+        command,
+        signal,
+        (pool) => pool.blockThen(command, then, signal),
+        () => [null, unsentBehind(then[0])],
+      ),
     async close() {
       for (const { pool, control } of pools.values()) {
         pool.close();
