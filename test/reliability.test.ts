@@ -491,6 +491,129 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       });
     }
 
+    it("a call behind a wait that runs after its batch was given up puts the landed job back on its queue", {
+      skip: !tcp,
+    }, async () => {
+      await target.flush();
+      // The client gives up on the wait (its connection looked dead) while Redis still has it parked.
+      let parked: Promise<unknown> | undefined;
+      const halfOpen: Transport = {
+        ...redis,
+        blockThen<R>(command: Command, then: ScriptCall<R>, options: BlockOptions) {
+          parked = redis.blockThen!(command, then, options).then((r) => r.after);
+          return Promise.reject(
+            new TransportError("connection", "Connection is closed (test)", { maybeApplied: true }),
+          );
+        },
+      };
+      const fetcher = await liveFetcher(halfOpen, "burst:4:abcdefabcdef");
+      await fetcher.take(1);
+      await assert.rejects(fetcher.block(new AbortController().signal, { take: 9, startNow: 0 }), TransportError);
+      await fetcher.flush(); // gives both batches back: tombstones
+      await redis.call("LPUSH", "queue:default", job("late"));
+      await parked; // the wait is served now, and the call behind it runs
+      assert.equal(await heldCount(redis, "burst:4:abcdefabcdef"), 0, "not held under a batch nobody runs");
+      assert.deepEqual(await redis.call("LRANGE", "queue:default", 0, -1), [job("late")], "back on its queue");
+    });
+
+    it(
+      "marks nothing started behind a recovered job that ends a wait (it waits its turn)",
+      { skip: !tcp },
+      async () => {
+        await target.flush();
+        const fetcher = await liveFetcher(redis, "burst:5:abcdefabcdef");
+        await fetcher.take(1);
+        const waiting = fetcher.block(new AbortController().signal, { take: 9, startNow: 3 });
+        await new Promise((r) => setTimeout(r, 50));
+        const recovered = JSON.stringify({ class: "J", args: [], queue: "default", jid: "r1", edgekiq_recovered: 1 });
+        await redis.call("LPUSH", "queue:default", recovered, job("n1"), job("n2"));
+        const { units } = await waiting;
+        assert.deepEqual(units.map((u) => JSON.parse(u.raw).jid), ["r1", "n1", "n2"]);
+        assert.equal(units[0].suspect, true);
+        const held = k.held("burst:5:abcdefabcdef", "default");
+        assert.equal(await redis.call("HGET", held, "#started"), null, "n1 and n2 did not start: no mark for them");
+        // And the fetcher knows it: their starts go with a later call, once they do start.
+        fetcher.started(units[1]);
+        await fetcher.flush();
+        assert.equal(Number(await redis.call("HGET", held, "#started")), units[1].token);
+      },
+    );
+
+    it("a wait that ends empty does not forget a queue found broken (no new log line every wait)", {
+      skip: !tcp,
+    }, async () => {
+      await target.flush();
+      const logged: string[] = [];
+      const logger = { ...silentLogger, error: (message: string) => void logged.push(message) };
+      await redis.call("SET", "queue:broken", "not a list");
+      const fetcher = new ReliableFetch({
+        transport: redis,
+        keys: k,
+        identity: "burst:6:abcdefabcdef",
+        capsule: "default",
+        queues: parseQueues(["default", "broken"]),
+        blockSeconds: 0.1,
+        ttl: 60,
+        logger,
+      });
+      await redis.call("HSET", k.process("burst:6:abcdefabcdef"), "beat", 1);
+      await fetcher.register();
+      await fetcher.take(5);
+      assert.equal(
+        await fetcher.block(new AbortController().signal, { take: 4, startNow: 0 }).then((b) => b.units.length),
+        0,
+      );
+      await fetcher.take(5);
+      assert.deepEqual(logged.filter((m) => m.startsWith("queue skipped")), [
+        "queue skipped: its key holds another type than a list",
+      ]);
+    });
+
+    it("a call behind a wait that was never sent is not reported as a failure", { skip: !tcp }, async () => {
+      await target.flush();
+      const unsent: Transport = {
+        ...redis,
+        blockThen<R>() {
+          const after = Promise.reject(new TransportError("connection", "not sent (test)", { maybeApplied: false }));
+          after.catch(() => {});
+          return Promise.resolve({ reply: null, after: after as Promise<R> });
+        },
+      };
+      const fetcher = await liveFetcher(unsent, "burst:7:abcdefabcdef");
+      assert.deepEqual(await fetcher.block(new AbortController().signal, { take: 9, startNow: 0 }), {
+        units: [],
+        alive: true,
+        reregistered: false,
+      });
+    });
+
+    it("the call behind a wait asked again for the queue names still takes only if a job landed", {
+      skip: !tcp,
+    }, async () => {
+      await target.flush();
+      // Two queues: the wait watches "default" (the first in turn) and times out while jobs sit on "other".
+      const fetcher = new ReliableFetch({
+        transport: redis,
+        keys: k,
+        identity: "burst:8:abcdefabcdef",
+        capsule: "default",
+        queues: parseQueues(["default", "other"]),
+        blockSeconds: 0.3,
+        ttl: 60,
+      });
+      await redis.call("HSET", k.process("burst:8:abcdefabcdef"), "beat", 1);
+      await fetcher.register();
+      await fetcher.take(1);
+      // Recovered by another process meanwhile: the next call must register the held hash again (-4, then a retry).
+      await redis.call("HDEL", k.heldRegistry, k.held("burst:8:abcdefabcdef", "default"));
+      const waiting = fetcher.block(new AbortController().signal, { take: 9, startNow: 0 });
+      await new Promise((r) => setTimeout(r, 50));
+      await redis.call("LPUSH", "queue:other", job("o1"), job("o2"));
+      const { units } = await waiting;
+      assert.deepEqual(units, [], "nothing landed: nothing taken, from any queue");
+      assert.equal(Number(await redis.call("LLEN", "queue:other")), 2);
+    });
+
     it("postpones a job no worker knows with a growing delay instead of a hot loop", async () => {
       await target.flush();
       const raw = JSON.stringify({ class: "Unknown", args: [], queue: "default", jid: "u1" });

@@ -10,7 +10,7 @@ import { defineScript, type ScriptRedis } from "../transport/script.ts";
 import type { RedisReply } from "../transport/transport.ts";
 import { BATCH_SPAN, HELD_LUA, heldTwin, QUEUES_FIELD, SEPARATOR } from "./held.ts";
 import { holds, KEY_TYPES_LUA, refusal } from "./key_types.ts";
-import { RECOVERED_AT_END_LUA, startingNow } from "./recovered_mark.ts";
+import { RECOVERED_AT_END_LUA, recoveredCount, startingNow } from "./recovered_mark.ts";
 import { POP_FIRST_LUA, popFirstTwin } from "./pop_first.ts";
 
 /** What a fetch returned. */
@@ -77,7 +77,8 @@ export const FETCH_FIXED_KEYS = 6;
  * requeued. A batch's pieces are how many fields the fetch that took it
  * stored it in (the number of pieces its reply carried).
  *
- * In order: adopt the landing job as a batch of one; release batches whose
+ * In order: adopt the landing job as a batch of one (or, if that batch was
+ * released already, put it back on its queue); release batches whose
  * request's reply was lost (their held jobs go back to their queues, and a
  * tombstone makes a late run of that request take nothing; such a call
  * names every queue of the capsule); acks; release keys that still hold
@@ -172,10 +173,19 @@ local now = ARGV[9]
 local registered = redis.call("HEXISTS", KEYS[2], held) == 1
 if not registered and ARGV[12] == "" then return {-4} end
 local adopted = 0
+local landedSuspect = false
 local lq = tonumber(ARGV[7])
 if lq > 0 then
   local raw = redis.call("RPOP", KEYS[6])
-  if raw then
+  if raw and redis.call("HEXISTS", held, "#x:" .. ARGV[8]) == 1 then
+    -- Its batch was released already (a call that ran late, after its reply was given up for lost): the job goes
+    -- back to its queue, to be fetched again, never held under a batch nobody runs.
+    if not holds(q(lq), "list") then
+      redis.call("RPUSH", KEYS[6], raw)
+      return refuse(q(lq), "list")
+    end
+    redis.call("RPUSH", q(lq), raw)
+  elseif raw then
     if string.find(raw, "\\0", 1, true) then
       if not holds(dead, "zset") then
         redis.call("RPUSH", KEYS[6], raw)
@@ -184,6 +194,7 @@ if lq > 0 then
       buryNul(dead, nameOf(lq), raw, "nul-" .. ARGV[8], now)
     else
       redis.call("HSET", held, ARGV[8], nameOf(lq) .. "\\0" .. raw)
+      landedSuspect = string.find(raw, RECOVERED_AT_END, -64) ~= nil
     end
     adopted = 1
   end
@@ -269,6 +280,8 @@ if redis.call("SCARD", paused) > 0 then
 end
 local started = tonumber(ARGV[6])
 local startNow = tonumber(ARGV[5])
+-- Behind a wait, a recovered job that landed waits its turn as a suspect: what comes after it does not start at once.
+if ifLanded and landedSuspect then startNow = 0 end
 if started > 0 then redis.call("HSET", held, "#started", started) end
 -- The batch goes back as the pieces stored (its queue's name first): a few
 -- strings, not one reply element per job, are less work on both sides.
@@ -342,17 +355,27 @@ return reply(i, pieces, broken, empty)
     const registered = redis.call("HEXISTS", registry, held) === 1;
     if (!registered && argv[11] === "") return [-4];
     let adopted = 0;
+    let landedSuspect = false;
     const lq = Number(argv[6]);
     if (lq > 0) {
       const raw = redis.call("RPOP", landing) as string | null;
-      if (raw !== null) {
+      if (raw !== null && redis.call("HEXISTS", held, `#x:${argv[7]}`) === 1) {
+        if (!holds(redis, q(lq), "list")) {
+          redis.call("RPUSH", landing, raw);
+          throw refusal(q(lq), "list");
+        }
+        redis.call("RPUSH", q(lq), raw);
+      } else if (raw !== null) {
         if (raw.includes(SEPARATOR)) {
           if (!holds(redis, dead, "zset")) {
             redis.call("RPUSH", landing, raw);
             throw refusal(dead, "zset");
           }
           heldTwin.buryNul(redis, dead, nameOf(lq), raw, `nul-${argv[7]}`, now);
-        } else redis.call("HSET", held, argv[7], `${nameOf(lq)}${SEPARATOR}${raw}`);
+        } else {
+          redis.call("HSET", held, argv[7], `${nameOf(lq)}${SEPARATOR}${raw}`);
+          landedSuspect = recoveredCount(raw) !== undefined;
+        }
         adopted = 1;
       }
     }
@@ -417,7 +440,7 @@ return reply(i, pieces, broken, empty)
       for (let i = 1; i <= n; i++) if (names.has(nameOf(i))) paused.push(i);
     }
     const started = Number(argv[5]);
-    const startNow = Number(argv[4]);
+    const startNow = ifLanded && landedSuspect ? 0 : Number(argv[4]);
     if (started > 0) redis.call("HSET", held, "#started", started);
     const broken: number[] = [];
     const empty: number[] = [];

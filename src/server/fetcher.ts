@@ -43,15 +43,6 @@ export interface Take {
   readonly reregistered: boolean;
 }
 
-/**
- * A fetch strategy.
- *
- * @example
- * ```ts
- * const fetcher: Fetcher = reliable ? new ReliableFetch(options) : new BasicFetch(options);
- * const { units } = await fetcher.take(10, 10);
- * ```
- */
 /** What {@link Fetcher.block} may take besides the job that ends the wait. */
 export interface BlockThen {
   /** Up to how many more jobs. */
@@ -66,6 +57,15 @@ export interface Blocked extends Take {
   readonly failure?: unknown;
 }
 
+/**
+ * A fetch strategy.
+ *
+ * @example
+ * ```ts
+ * const fetcher: Fetcher = reliable ? new ReliableFetch(options) : new BasicFetch(options);
+ * const { units } = await fetcher.take(10, 10);
+ * ```
+ */
 export interface Fetcher {
   /** The capsule's distinct queue names. */
   readonly queues: readonly string[];

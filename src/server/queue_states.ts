@@ -29,10 +29,15 @@ export class QueueStates {
     this.#keyOf = keyOf;
   }
 
-  /** Takes in what a fetch that named `named` found. */
-  note(named: readonly string[], found: { paused: readonly string[]; broken: readonly string[] }): void {
+  /**
+   * Takes in what a fetch that named `named` found. Without `broken` the
+   * call looked at no queue's key (it took nothing): what was found broken
+   * stays so.
+   */
+  note(named: readonly string[], found: { paused: readonly string[]; broken?: readonly string[] }): void {
     for (const queue of named) this.#paused.delete(queue);
     for (const queue of found.paused) this.#paused.add(queue);
+    if (!found.broken) return;
     const broken = new Set(found.broken);
     for (const queue of broken) {
       if (this.#broken.has(queue)) continue;

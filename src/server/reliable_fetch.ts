@@ -21,7 +21,7 @@ import type { Logger } from "../logger.ts";
 import { buryInvalidUtf8 } from "../scripts/bury_invalid.ts";
 import { FETCH, type FetchResult } from "../scripts/fetch.ts";
 import { BATCH_SPAN, QUEUES_FIELD } from "../scripts/held.ts";
-import { startingNow } from "../scripts/recovered_mark.ts";
+import { recoveredCount, startingNow } from "../scripts/recovered_mark.ts";
 import { RELEASE, RELEASE_NOT_NAMED } from "../scripts/release.ts";
 import { REQUEUE } from "../scripts/requeue.ts";
 import type { Command, RedisArg, RedisReply, ScriptCall, Transport } from "../transport/transport.ts";
@@ -68,10 +68,18 @@ interface CallOptions {
   readonly all?: boolean;
   /** Send the capsule's queue names (the script asked for them to register the held hash again). */
   readonly queuesWanted?: boolean;
-  /** Written behind a blocking pop: adopt `landing`, take only if a job landed, and send by `send`. */
+  /** Take only if the landing job named is adopted: a call that follows a wait (see `behind`). */
+  readonly ifLanded?: boolean;
+  /**
+   * Written behind a blocking pop: adopt `landing`, take only if a job
+   * landed, and send by `send`. `landedSuspect` says, once the wait is
+   * over, whether the job that landed is a recovered one (it waits its turn,
+   * so nothing taken with it starts at once).
+   */
   readonly behind?: {
     readonly landing: [queueIndex: number, batch: number];
     readonly send: (call: ScriptCall<FetchResult>) => Promise<FetchResult>;
+    readonly landedSuspect: () => boolean;
   };
 }
 
@@ -346,6 +354,7 @@ export class ReliableFetch implements Fetcher {
    */
   async #call(max: number, startNow: number, options: CallOptions = {}): Promise<Take> {
     const { all = false, queuesWanted = false, behind } = options;
+    const ifLanded = options.ifLanded === true || behind !== undefined;
     max = Math.min(max, BATCH_SPAN);
     const batch = this.#next;
     if (max > 0) this.#next++;
@@ -363,7 +372,7 @@ export class ReliableFetch implements Fetcher {
     const argv: RedisArg[] = [
       this.#options.identity,
       this.#options.ttl,
-      behind ? -max : max,
+      ifLanded ? -max : max,
       batch,
       Math.min(startNow, max),
       mark,
@@ -439,10 +448,12 @@ export class ReliableFetch implements Fetcher {
     if (result.queuesWanted && !queuesWanted) {
       // Nothing was done: the same call again (under a new batch id), this time with the capsule's queue names.
       restore();
-      return this.#call(max, startNow, { all, queuesWanted: true });
+      const starting = behind?.landedSuspect() ? 0 : startNow;
+      return this.#call(max, starting, { all, queuesWanted: true, ifLanded });
     }
     acks.confirm();
-    this.#noteQueues(named, result, started);
+    // A call that took nothing looked at no queue (a flush, or one behind a wait that ended empty): only paused is news.
+    this.#noteQueues(named, result, { sentAt: started, looked: max > 0 && (!ifLanded || result.adopted) });
     if (mark) this.#sentMark = mark;
     // Run before: what that run took is held but was never seen here. Give it back.
     if (result.replayed) this.#released.push(batch);
@@ -454,7 +465,7 @@ export class ReliableFetch implements Fetcher {
     const queue = this.#names[qi - 1];
     this.#acks.track(qi, batch, result.jobs.length, result.pieces);
     // The script recorded these as started.
-    const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, startNow) - 1;
+    const startedHere = batch * BATCH_SPAN + startingNow(result.jobs, behind?.landedSuspect() ? 0 : startNow) - 1;
     if (startedHere >= batch * BATCH_SPAN && startedHere > this.#sentMark) this.#sentMark = startedHere;
     const units = result.jobs.map((raw, i) => unitOfWork(queue, raw, batch * BATCH_SPAN + i));
     // Bytes that are not UTF-8 (U+FFFD in the text) are buried as they are; a failed check gives the batch back.
@@ -485,13 +496,15 @@ export class ReliableFetch implements Fetcher {
   }
 
   /** Takes in what a call found about the queues it named: paused, broken, empty. */
-  #noteQueues(named: readonly number[], result: FetchResult, sentAt: number): void {
+  #noteQueues(named: readonly number[], result: FetchResult, call: { sentAt: number; looked: boolean }): void {
     const names = named.map((qi) => this.#names[qi - 1]);
-    this.#empties.noted(names, { empty: result.empty, taken: result.queueIndex, sentAt });
-    this.#states.note(names, {
-      paused: result.paused.map((p) => names[p]),
-      broken: result.broken.map((p) => names[p]),
-    });
+    const paused = result.paused.map((p) => names[p]);
+    if (!call.looked) {
+      this.#states.note(names, { paused });
+      return;
+    }
+    this.#empties.noted(names, { empty: result.empty, taken: result.queueIndex, sentAt: call.sentAt });
+    this.#states.note(names, { paused, broken: result.broken.map((p) => names[p]) });
   }
 
   /**
@@ -547,6 +560,7 @@ export class ReliableFetch implements Fetcher {
         behind = this.#call(more, Math.min(then!.startNow, more), {
           behind: {
             landing: [qi, batch],
+            landedSuspect: () => typeof raw === "string" && recoveredCount(raw) !== undefined,
             send: async (call) => {
               const replies = await transport.blockThen!(wait, call, { signal });
               waited = true;
@@ -575,6 +589,8 @@ export class ReliableFetch implements Fetcher {
     let failure: unknown;
     // Failed: #call gave back what it may have taken and left the landing list to the next call.
     if (behind) await behind.then((take) => (took = take), (error) => (failure = error));
+    // Cut short before anything was sent (quiet): the call never ran, and nothing is wrong.
+    if (typeof raw !== "string" && failure instanceof TransportError && !failure.maybeApplied) failure = undefined;
     if (typeof raw !== "string") return failure === undefined ? took : { ...took, failure };
     if (!behind) this.#landing = [qi, batch];
     if (this.#carried.length) this.#carryBurst.note();

@@ -272,13 +272,16 @@ export interface Transport {
    * script the moment the wait ends (a push served it, it timed out, or an
    * abort unblocked it), with no round trip in between. A worker woken by
    * the first job of a burst takes the rest with it (one round trip where
-   * two were). Resolves once both replies are in; a failure of the blocking
-   * command rejects (the script may have run: treat both as maybe applied).
-   * A NOSCRIPT is answered by running the script again the usual way.
+   * two were). Resolves once both replies are in; a failure of the
+   * blocking command rejects (the script may have run: treat both as maybe
+   * applied). A NOSCRIPT is answered by an EVAL, which `after` then waits
+   * for.
    *
-   * Optional: TCP transports to one server, or to the node of a cluster
-   * that serves the blocking command's key, have it; elsewhere run
-   * {@link Transport.block} and then {@link Transport.script}.
+   * Optional: TCP transports to one server have it, and a cluster's, which
+   * runs both on the primary that serves the blocking command's key (the
+   * script's keys must share its slot), unless its writes wait for replicas
+   * (`durability: "replicated"`: nothing would wait after the script).
+   * Elsewhere run {@link Transport.block}, then {@link Transport.script}.
    *
    * @example
    * ```ts

@@ -125,5 +125,12 @@ describe("cluster transport", () => {
   it("runs a script behind a blocking call on the primary owning its key (blockThen)", async () => {
     if (!cluster) return;
     await checkBlockThen(t, { tag: "{bthen}", flushScripts: () => t.eachPrimary!(["SCRIPT", "FLUSH"]) });
+    // With replicated durability every write is followed by WAIT: a script written behind a wait would have none.
+    const replicated = clusterTransport({ nodes: cluster.seeds, durability: "replicated" });
+    try {
+      assert.equal(replicated.blockThen, undefined);
+    } finally {
+      await replicated.close();
+    }
   });
 });

@@ -419,13 +419,16 @@ export function clusterTransport(options: ClusterTransportOptions): Transport {
     },
     block: (command, signal) => onSlotOwner(command, signal, (pool) => pool.block(command, signal), () => null),
     // The script's keys share the blocking command's slot (a capsule's keys are hash-tagged), so one node runs both.
-    blockThen: (command, then, signal) =>
-      onSlotOwner(
-        command,
-        signal,
-        (pool) => pool.blockThen(command, then, signal),
-        () => [null, unsentBehind(then[0])],
-      ),
+    // Not with "replicated": a script written behind a wait has no WAIT after it (the caller blocks, then scripts).
+    ...(replicated ? {} : {
+      blockThen: (command, then, signal) =>
+        onSlotOwner(
+          command,
+          signal,
+          (pool) => pool.blockThen(command, then, signal),
+          () => [null, unsentBehind(then[0])],
+        ),
+    }),
     async close() {
       for (const { pool, control } of pools.values()) {
         pool.close();
