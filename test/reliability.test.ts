@@ -7,7 +7,7 @@
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import { createClient, defineJob, silentLogger } from "../mod.ts";
+import { createClient, defineJob, type Logger, silentLogger } from "../mod.ts";
 import { keys } from "../src/extend.ts";
 import { ReliableFetch } from "../src/server/reliable_fetch.ts";
 import { Poller } from "../src/server/poller.ts";
@@ -196,15 +196,21 @@ function job(jid: string): string {
 }
 
 /** A fetcher of the default queue for a process that is alive (its entry exists) and registered. */
-async function liveFetcher(redis: Transport, identity: string, blockSeconds = 2): Promise<ReliableFetch> {
+async function liveFetcher(
+  redis: Transport,
+  identity: string,
+  { queues = ["default"], blockSeconds = 2, logger }: { queues?: string[]; blockSeconds?: number; logger?: Logger } =
+    {},
+): Promise<ReliableFetch> {
   const fetcher = new ReliableFetch({
     transport: redis,
     keys: k,
     identity,
     capsule: "default",
-    queues: parseQueues(["default"]),
+    queues: parseQueues(queues),
     blockSeconds,
     ttl: 60,
+    logger,
   });
   await redis.call("HSET", k.process(identity), "beat", 1);
   await fetcher.register();
@@ -444,7 +450,7 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
 
     it("a wait that times out or is cut short takes nothing behind it", { skip: !tcp }, async () => {
       await target.flush();
-      const fetcher = await liveFetcher(redis, "burst:2:abcdefabcdef", 0.2);
+      const fetcher = await liveFetcher(redis, "burst:2:abcdefabcdef", { blockSeconds: 0.2 });
       assert.deepEqual((await fetcher.block(new AbortController().signal, { take: 9, startNow: 0 })).units, []);
       const controller = new AbortController();
       const waiting = fetcher.block(controller.signal, { take: 9, startNow: 0 });
@@ -546,18 +552,11 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
       const logged: string[] = [];
       const logger = { ...silentLogger, error: (message: string) => void logged.push(message) };
       await redis.call("SET", "queue:broken", "not a list");
-      const fetcher = new ReliableFetch({
-        transport: redis,
-        keys: k,
-        identity: "burst:6:abcdefabcdef",
-        capsule: "default",
-        queues: parseQueues(["default", "broken"]),
+      const fetcher = await liveFetcher(redis, "burst:6:abcdefabcdef", {
+        queues: ["default", "broken"],
         blockSeconds: 0.1,
-        ttl: 60,
         logger,
       });
-      await redis.call("HSET", k.process("burst:6:abcdefabcdef"), "beat", 1);
-      await fetcher.register();
       await fetcher.take(5);
       assert.equal(
         await fetcher.block(new AbortController().signal, { take: 4, startNow: 0 }).then((b) => b.units.length),
@@ -592,17 +591,10 @@ for (const target of matrix(["memory", "ioredis", "bun"])) {
     }, async () => {
       await target.flush();
       // Two queues: the wait watches "default" (the first in turn) and times out while jobs sit on "other".
-      const fetcher = new ReliableFetch({
-        transport: redis,
-        keys: k,
-        identity: "burst:8:abcdefabcdef",
-        capsule: "default",
-        queues: parseQueues(["default", "other"]),
+      const fetcher = await liveFetcher(redis, "burst:8:abcdefabcdef", {
+        queues: ["default", "other"],
         blockSeconds: 0.3,
-        ttl: 60,
       });
-      await redis.call("HSET", k.process("burst:8:abcdefabcdef"), "beat", 1);
-      await fetcher.register();
       await fetcher.take(1);
       // Recovered by another process meanwhile: the next call must register the held hash again (-4, then a retry).
       await redis.call("HDEL", k.heldRegistry, k.held("burst:8:abcdefabcdef", "default"));
